@@ -1,0 +1,284 @@
+// devpass/graph/graph.hpp — the graph every pass rewrites: a Boost.Graph bidirectional
+// adjacency_list with bundled node, edge and method properties, and the accessors passes need.
+//
+// A node produces `outputs.size()` values; a value is (producer, output index). An edge u -> v
+// carries {output, slot}: input slot `slot` of v reads output `output` of u. Every slot in
+// [0, arity) of a node has exactly one in-edge in a valid graph.
+//
+// Descriptor rules (vecS vertices, vecS edge lists):
+//  - add_node keeps every vertex descriptor valid but may move node storage: do not hold a
+//    `node&` across it.
+//  - connect / set_operand / replace_uses change the edge lists of the two ends: edge iterators
+//    and edge descriptors of those vertices are invalidated; vertex descriptors stay valid.
+//  - erase_node only isolates the node and marks it erased (a tombstone): every descriptor stays
+//    valid. compact() then removes all tombstones in one O(V+E) sweep and invalidates every
+//    descriptor. Never call boost::remove_vertex on a graph: it is O(V+E) per call.
+#pragma once
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <queue>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "devpass/graph/device.hpp"
+#include "devpass/graph/error.hpp"
+#include "devpass/graph/op_kind.hpp"
+#include "devpass/graph/tensor_spec.hpp"
+
+namespace devpass {
+
+struct node {
+  std::string id;
+  op_kind op = op_kind::call;
+  devpass::device device;  // where the node runs; a copy's device side; cpu when the file omits it
+  std::string kernel;      // for delegate and call
+  std::vector<tensor_spec> outputs;
+  std::string attrs;       // the `attrs` object as minified JSON text, empty when absent
+  std::uint32_t arity = 0; // number of input slots
+  bool erased = false;     // tombstone, see erase_node / compact
+};
+
+struct edge_info {
+  std::uint32_t output = 0;  // which output of the producer
+  std::uint32_t slot = 0;    // which input slot of the consumer
+};
+
+struct method_info {
+  std::string name;
+};
+
+using graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, node, edge_info, method_info>;
+using vertex = graph::vertex_descriptor;
+using edge = graph::edge_descriptor;
+
+// One value: output `output` of node `producer`.
+struct value_ref {
+  vertex producer = 0;
+  std::uint32_t output = 0;
+  friend bool operator==(const value_ref&, const value_ref&) = default;
+};
+
+// One use of a value: input slot `slot` of node `consumer`.
+struct use {
+  vertex consumer = 0;
+  std::uint32_t slot = 0;
+  friend bool operator==(const use&, const use&) = default;
+};
+
+[[nodiscard]] inline const std::string& method_name(const graph& g) { return g[boost::graph_bundle].name; }
+
+[[nodiscard]] inline vertex add_node(graph& g, node n) { return boost::add_vertex(std::move(n), g); }
+
+// Feeds input slot `slot` of `consumer` from `value`; grows the consumer's arity if needed.
+inline void connect(graph& g, value_ref value, vertex consumer, std::uint32_t slot) {
+  boost::add_edge(value.producer, consumer, edge_info{value.output, slot}, g);
+  auto& n = g[consumer];
+  n.arity = std::max(n.arity, slot + 1);
+}
+
+// The value that input slot `slot` of `consumer` reads, if that slot is connected.
+[[nodiscard]] inline std::optional<value_ref> operand(const graph& g, vertex consumer, std::uint32_t slot) {
+  for (const auto e : boost::make_iterator_range(boost::in_edges(consumer, g)))
+    if (g[e].slot == slot) return value_ref{boost::source(e, g), g[e].output};
+  return std::nullopt;
+}
+
+// The values a node reads, by slot. Precondition: every slot is connected (a verified graph).
+[[nodiscard]] inline std::vector<value_ref> operands(const graph& g, vertex consumer) {
+  std::vector<value_ref> result(g[consumer].arity);
+  for (const auto e : boost::make_iterator_range(boost::in_edges(consumer, g)))
+    if (g[e].slot < result.size()) result[g[e].slot] = value_ref{boost::source(e, g), g[e].output};
+  return result;
+}
+
+// Calls f(use) for every use of `value`, in the order of the producer's out-edge list.
+template <class F>
+void for_each_use(const graph& g, value_ref value, F&& f) {
+  for (const auto e : boost::make_iterator_range(boost::out_edges(value.producer, g)))
+    if (g[e].output == value.output) f(use{boost::target(e, g), g[e].slot});
+}
+
+// Every use of `value`, ordered by (consumer, slot) so callers see a deterministic order.
+[[nodiscard]] inline std::vector<use> uses(const graph& g, value_ref value) {
+  std::vector<use> result;
+  for_each_use(g, value, [&](use u) { result.push_back(u); });
+  std::sort(result.begin(), result.end(),
+            [](use a, use b) { return a.consumer != b.consumer ? a.consumer < b.consumer : a.slot < b.slot; });
+  return result;
+}
+
+[[nodiscard]] inline std::size_t use_count(const graph& g, value_ref value) {
+  std::size_t count = 0;
+  for_each_use(g, value, [&](use) { ++count; });
+  return count;
+}
+
+[[nodiscard]] inline const tensor_spec& spec_of(const graph& g, value_ref value) {
+  return g[value.producer].outputs.at(value.output);
+}
+
+// Where a value lives: the spec's device when a pass has set it, else where its producer runs
+// for device-side producers, else the host.
+[[nodiscard]] inline device location_of(const graph& g, value_ref value) {
+  const node& n = g[value.producer];
+  if (const auto& d = n.outputs.at(value.output).device) return *d;
+  if (n.op == op_kind::delegate || n.op == op_kind::h2d_copy || n.op == op_kind::d2d_copy) return n.device;
+  return cpu_device;
+}
+
+// Makes input slot `slot` of `consumer` read `value` instead of what it read before.
+inline void set_operand(graph& g, vertex consumer, std::uint32_t slot, value_ref value) {
+  std::optional<edge> old;
+  for (const auto e : boost::make_iterator_range(boost::in_edges(consumer, g)))
+    if (g[e].slot == slot) { old = e; break; }
+  if (old) boost::remove_edge(*old, g);
+  connect(g, value, consumer, slot);
+}
+
+// Every use of `from` for which keep(use) is false now reads `to`. Returns how many moved.
+template <class Keep>
+std::size_t replace_uses_if(graph& g, value_ref from, value_ref to, Keep&& keep) {
+  std::vector<use> moved;
+  for_each_use(g, from, [&](use u) {
+    if (!keep(u)) moved.push_back(u);
+  });
+  for (const use u : moved) set_operand(g, u.consumer, u.slot, to);
+  return moved.size();
+}
+inline std::size_t replace_uses(graph& g, value_ref from, value_ref to) {
+  return replace_uses_if(g, from, to, [](use) { return false; });
+}
+
+// Isolates `v` and marks it erased. Cheap; compact() reclaims the storage later.
+inline void erase_node(graph& g, vertex v) {
+  boost::clear_vertex(v, g);
+  g[v].erased = true;
+  g[v].arity = 0;
+}
+
+[[nodiscard]] inline bool has_erased_nodes(const graph& g) {
+  for (const auto v : boost::make_iterator_range(boost::vertices(g)))
+    if (g[v].erased) return true;
+  return false;
+}
+
+// Removes every erased node in one sweep, keeping the order of the others and of each node's
+// in-edges. Invalidates every descriptor.
+inline void compact(graph& g) {
+  if (!has_erased_nodes(g)) return;
+  const std::size_t n = boost::num_vertices(g);
+  constexpr vertex none = static_cast<vertex>(-1);
+  std::vector<vertex> renumber(n, none);
+  graph result;
+  result[boost::graph_bundle] = std::move(g[boost::graph_bundle]);
+  for (vertex v = 0; v < n; ++v)
+    if (!g[v].erased) renumber[v] = boost::add_vertex(std::move(g[v]), result);
+  for (vertex v = 0; v < n; ++v) {
+    if (renumber[v] == none) continue;
+    for (const auto e : boost::make_iterator_range(boost::in_edges(v, g)))
+      boost::add_edge(renumber[boost::source(e, g)], renumber[v], g[e], result);
+  }
+  g = std::move(result);
+}
+
+// Nodes by op, in vertex order.
+[[nodiscard]] inline std::vector<vertex> nodes_of_kind(const graph& g, op_kind kind) {
+  std::vector<vertex> result;
+  for (const auto v : boost::make_iterator_range(boost::vertices(g)))
+    if (!g[v].erased && g[v].op == kind) result.push_back(v);
+  return result;
+}
+[[nodiscard]] inline std::vector<vertex> method_inputs(const graph& g) { return nodes_of_kind(g, op_kind::input); }
+
+// The output node, if there is exactly one.
+[[nodiscard]] inline std::optional<vertex> output_node(const graph& g) {
+  const auto outs = nodes_of_kind(g, op_kind::output);
+  if (outs.size() != 1) return std::nullopt;
+  return outs.front();
+}
+// The method outputs, in order (the operands of the output node).
+[[nodiscard]] inline std::vector<value_ref> method_outputs(const graph& g) {
+  const auto out = output_node(g);
+  return out ? operands(g, *out) : std::vector<value_ref>{};
+}
+
+// Linear search by id; for repeated lookups build a map once.
+[[nodiscard]] inline std::optional<vertex> find_node(const graph& g, std::string_view id) {
+  for (const auto v : boost::make_iterator_range(boost::vertices(g)))
+    if (!g[v].erased && g[v].id == id) return v;
+  return std::nullopt;
+}
+
+// A deterministic topological order of the live nodes: Kahn's algorithm that always takes the
+// ready node with the smallest vertex index, so a graph already in topological vertex order
+// keeps its order. Throws graph_error naming a node on a cycle.
+[[nodiscard]] inline std::vector<vertex> topological_order(const graph& g) {
+  const std::size_t n = boost::num_vertices(g);
+  std::vector<std::uint32_t> waiting(n, 0);
+  std::priority_queue<vertex, std::vector<vertex>, std::greater<>> ready;
+  std::size_t live = 0;
+  for (vertex v = 0; v < n; ++v) {
+    if (g[v].erased) continue;
+    ++live;
+    waiting[v] = static_cast<std::uint32_t>(boost::in_degree(v, g));
+    if (waiting[v] == 0) ready.push(v);
+  }
+  std::vector<vertex> order;
+  order.reserve(live);
+  while (!ready.empty()) {
+    const vertex v = ready.top();
+    ready.pop();
+    order.push_back(v);
+    for (const auto e : boost::make_iterator_range(boost::out_edges(v, g)))
+      if (--waiting[boost::target(e, g)] == 0) ready.push(boost::target(e, g));
+  }
+  if (order.size() != live) {
+    // Every node left waiting is on a cycle or downstream of one; walk predecessors that are
+    // still waiting until one repeats: that one is on a cycle.
+    vertex v = 0;
+    while (g[v].erased || waiting[v] == 0) ++v;
+    std::vector<char> seen(n, 0);
+    while (!seen[v]) {
+      seen[v] = 1;
+      for (const auto e : boost::make_iterator_range(boost::in_edges(v, g)))
+        if (waiting[boost::source(e, g)] != 0) { v = boost::source(e, g); break; }
+    }
+    throw graph_error("", g[v].id, "inputs", "cycle: the node depends on itself");
+  }
+  return order;
+}
+
+// Hands out ids for nodes that passes create. Generated ids contain '@' ("x@d2h"); the passes
+// build them injectively from unique ids, so they only need checking against ids that already
+// contain '@' (normally none, so making an id costs no lookup).
+class id_allocator {
+ public:
+  explicit id_allocator(const graph& g) {
+    for (const auto v : boost::make_iterator_range(boost::vertices(g)))
+      if (!g[v].erased && g[v].id.find('@') != std::string::npos) taken_.insert(g[v].id);
+  }
+  [[nodiscard]] std::string make(std::string candidate) {
+    if (taken_.empty()) return candidate;
+    if (taken_.contains(candidate)) {
+      const std::string base = candidate;
+      for (std::size_t k = 2; taken_.contains(candidate); ++k) candidate = base + "#" + std::to_string(k);
+    }
+    taken_.insert(candidate);
+    return candidate;
+  }
+
+ private:
+  std::unordered_set<std::string> taken_;
+};
+
+// The text form of a value reference in files and messages: "id" for output 0, "id:k" otherwise.
+[[nodiscard]] inline std::string value_name(const graph& g, value_ref value) {
+  return value.output == 0 ? g[value.producer].id : g[value.producer].id + ":" + std::to_string(value.output);
+}
+
+}  // namespace devpass

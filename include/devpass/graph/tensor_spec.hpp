@@ -1,0 +1,44 @@
+// devpass/graph/tensor_spec.hpp — the description of one value: dtype, shape, and what passes add
+// (the device it lives on, and from memory planning its buffer id and byte offset).
+// The byte size is derived, never stored; checked_byte_size reports overflow instead of wrapping.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "devpass/graph/device.hpp"
+#include "devpass/graph/dtype.hpp"
+
+namespace devpass {
+
+// Number of bytes of a dense tensor, or nullopt when it does not fit in 63 bits.
+[[nodiscard]] inline std::optional<std::uint64_t> checked_byte_size(dtype t, const std::vector<std::int64_t>& shape) noexcept {
+  constexpr std::uint64_t limit = std::uint64_t{1} << 63;
+  std::uint64_t bytes = element_size(t);
+  for (const std::int64_t dim : shape) {
+    if (dim < 0) return std::nullopt;
+    const auto d = static_cast<std::uint64_t>(dim);
+    if (d != 0 && bytes > (limit - 1) / d) return std::nullopt;
+    bytes *= d;
+  }
+  return bytes;
+}
+
+struct tensor_spec {
+  devpass::dtype type = devpass::dtype::float32;
+  std::vector<std::int64_t> shape;
+  std::optional<devpass::device> device;  // where the value lives, once a pass has decided
+  std::optional<std::int32_t> mem_id;      // planned buffer (memory planning)
+  std::optional<std::int64_t> offset;      // planned byte offset inside mem_id
+
+  // Valid for every spec the reader accepted (it rejects overflowing shapes).
+  [[nodiscard]] std::uint64_t byte_size() const noexcept { return checked_byte_size(type, shape).value_or(0); }
+  [[nodiscard]] std::uint64_t element_count() const noexcept { return byte_size() / element_size(type); }
+  [[nodiscard]] bool same_layout(const tensor_spec& other) const noexcept {
+    return type == other.type && shape == other.shape;
+  }
+  friend bool operator==(const tensor_spec&, const tensor_spec&) = default;
+};
+
+}  // namespace devpass

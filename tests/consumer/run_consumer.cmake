@@ -1,0 +1,17 @@
+# Builds tests/consumer against devpass, as an installed package (MODE=install) or as a
+# subdirectory (MODE=subdirectory), then runs it.
+file(REMOVE_RECURSE ${WORK_DIR})
+set(consumer_dir ${SOURCE_DIR}/tests/consumer)
+if(MODE STREQUAL "install")
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/devpass -G ${GENERATOR}
+    -DDEVPASS_BUILD_TESTS=OFF -DDEVPASS_BUILD_EXAMPLES=OFF -DDEVPASS_BUILD_BENCH=OFF -DDEVPASS_BUILD_TOOLS=OFF
+    -DDEVPASS_ENABLE_CUDA=OFF -DCMAKE_INSTALL_PREFIX=${WORK_DIR}/prefix COMMAND_ERROR_IS_FATAL ANY OUTPUT_QUIET)
+  execute_process(COMMAND ${CMAKE_COMMAND} --install ${WORK_DIR}/devpass COMMAND_ERROR_IS_FATAL ANY OUTPUT_QUIET)
+  set(extra -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+else()
+  set(extra -DDEVPASS_SOURCE_DIR=${SOURCE_DIR} -DDEVPASS_ENABLE_CUDA=OFF)
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${consumer_dir} -B ${WORK_DIR}/consumer -G ${GENERATOR} ${extra}
+  COMMAND_ERROR_IS_FATAL ANY OUTPUT_QUIET)
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer COMMAND_ERROR_IS_FATAL ANY OUTPUT_QUIET)
+execute_process(COMMAND ${WORK_DIR}/consumer/consumer COMMAND_ERROR_IS_FATAL ANY)
