@@ -1,0 +1,32 @@
+// devpass/planning/memory_plan.hpp — what memory planning produces and the executor consumes.
+//
+// Buffer ids follow ExecuTorch: mem_id 0 is reserved (never used), the cpu arena comes first,
+// then one arena per device in device order (cuda:0, cuda:1, ...). Each planned value's
+// tensor_spec carries `mem_id` and `offset`; values without a mem_id are not in any arena
+// (constants, and method inputs/outputs the caller owns on a device).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "devpass/graph/device.hpp"
+#include "devpass/graph/graph.hpp"
+
+namespace devpass {
+
+struct planned_buffer {
+  std::int32_t mem_id = 0;
+  devpass::device device;
+  std::uint64_t size = 0;         // bytes the arena needs
+  std::uint64_t lower_bound = 0;  // the most bytes live at any one step (no plan can do better)
+  std::uint32_t alignment = 16;   // every offset in this buffer is a multiple of it
+};
+
+struct memory_plan {
+  std::vector<vertex> order;             // execution order the lifetimes were computed on
+  std::vector<planned_buffer> buffers;   // buffers[i].mem_id == i; buffers[0] is the reserved slot
+
+  [[nodiscard]] std::size_t buffer_count() const noexcept { return buffers.empty() ? 0 : buffers.size() - 1; }
+};
+
+}  // namespace devpass
