@@ -1,0 +1,243 @@
+// devpass/graph/verify.hpp — checks that a graph is well formed, and that its devices agree.
+//
+//   verify_structure(g)  ids, op arity rules, input slots, edge output indexes, one output node,
+//                        acyclicity (see docs/verifier.md for the full list);
+//   verify_devices(g)    every consumer reads each operand on the device it runs on, and every
+//                        produced value lives where its producer puts it (run after propagation);
+//   verify(g)            both.
+//
+// Laws: a verifier never throws for a bad graph and never stops at the first problem: it reports
+// every violation it finds, each a graph_error naming the node and the field. The order is
+// deterministic: nodes in vertex order, checks in a fixed order within a node, then the checks
+// that concern the whole graph (the output node count, then a cycle).
+// verify(g).ok() implies topological_order(g) does not throw and operands(g, v) is complete.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "devpass/graph/graph.hpp"
+
+namespace devpass {
+
+struct verify_report {
+  std::vector<graph_error> problems;
+
+  [[nodiscard]] bool ok() const noexcept { return problems.empty(); }
+  // One problem per line, each line ending in '\n'; empty when ok().
+  [[nodiscard]] std::string to_string() const {
+    std::string text;
+    for (const auto& p : problems) (text += p.what()) += '\n';
+    return text;
+  }
+};
+
+namespace detail {
+
+inline void report(verify_report& r, const std::string& node, std::string field, std::string problem) {
+  r.problems.emplace_back("", node, std::move(field), std::move(problem));
+}
+
+// "node #3": how a message refers to a node whose id cannot name it.
+inline std::string node_ordinal(vertex v) { return "node #" + std::to_string(v); }
+
+inline std::string shape_text(const tensor_spec& s) {
+  std::string text = std::string(to_string(s.type)) + "[";
+  for (std::size_t i = 0; i < s.shape.size(); ++i) {
+    if (i != 0) text += ",";
+    text += std::to_string(s.shape[i]);
+  }
+  return text + "]";
+}
+
+// The device a node reads its operands on; nullopt where any device is acceptable (the output
+// node) or where the rule is not a single device (d2d_copy, checked separately).
+inline std::optional<device> reads_on(const node& n) {
+  switch (n.op) {
+    case op_kind::delegate: return n.device;
+    case op_kind::call: return cpu_device;
+    case op_kind::h2d_copy: return cpu_device;
+    case op_kind::d2h_copy: return n.device;
+    default: return std::nullopt;
+  }
+}
+
+// The device a node's values are produced on; nullopt for method inputs and constants, whose
+// spec device says where the caller or the method puts them.
+inline std::optional<device> produces_on(const node& n) {
+  switch (n.op) {
+    case op_kind::delegate:
+    case op_kind::h2d_copy:
+    case op_kind::d2d_copy: return n.device;
+    case op_kind::call:
+    case op_kind::d2h_copy: return cpu_device;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace detail
+
+// Structural well-formedness. Per node, in vertex order: id, op/device, kernel, outputs, inputs
+// (slot coverage, then each in-edge's output index), copy layouts. Then: the output node count,
+// then acyclicity (naming one node on a cycle).
+[[nodiscard]] inline verify_report verify_structure(const graph& g) {
+  verify_report r;
+  const std::size_t n = boost::num_vertices(g);
+  std::unordered_map<std::string, vertex> first_with_id;
+  first_with_id.reserve(n);
+  std::vector<vertex> output_nodes;
+  std::vector<std::uint32_t> slot_uses;
+
+  for (vertex v = 0; v < n; ++v) {
+    const node& nd = g[v];
+    if (nd.erased) continue;
+    const std::string& id = nd.id;
+
+    // id
+    if (id.empty()) {
+      detail::report(r, "", "id", detail::node_ordinal(v) + " has an empty id");
+    } else if (const auto [it, fresh] = first_with_id.try_emplace(id, v); !fresh) {
+      detail::report(r, id, "id", "duplicate id (also " + detail::node_ordinal(it->second) + ")");
+    }
+
+    // op and device: the ops whose device is fixed by what they are.
+    const auto op = nd.op;
+    if (op == op_kind::output) output_nodes.push_back(v);
+    if (op == op_kind::call && !nd.device.is_host())
+      detail::report(r, id, "device", "a call runs on the host, not on " + to_string(nd.device));
+    if (is_copy(op) && nd.device.is_host())
+      detail::report(r, id, "device", "a " + std::string(to_string(op)) + " needs a device side, not cpu");
+
+    // kernel
+    if ((op == op_kind::delegate || op == op_kind::call) && nd.kernel.empty())
+      detail::report(r, id, "kernel", "a " + std::string(to_string(op)) + " needs a kernel name");
+
+    // outputs
+    if (op == op_kind::output && !nd.outputs.empty())
+      detail::report(r, id, "outputs", "the output node has no outputs, found " + std::to_string(nd.outputs.size()));
+    if (is_copy(op) && nd.outputs.size() != 1)
+      detail::report(r, id, "outputs",
+                     "a " + std::string(to_string(op)) + " has exactly one output, found " + std::to_string(nd.outputs.size()));
+    for (std::size_t k = 0; k < nd.outputs.size(); ++k)
+      if (!checked_byte_size(nd.outputs[k].type, nd.outputs[k].shape))
+        detail::report(r, id, "outputs",
+                       "output " + std::to_string(k) + " has a negative dimension or a size that overflows");
+
+    // inputs: arity rule of the op, then every slot connected exactly once, then edge outputs.
+    const auto in_degree = boost::in_degree(v, g);
+    if (is_source(op) && (nd.arity != 0 || in_degree != 0))
+      detail::report(r, id, "inputs",
+                     std::string(to_string(op)) + " takes no inputs, found " +
+                         std::to_string(std::max<std::size_t>(nd.arity, in_degree)));
+    if (is_copy(op) && nd.arity != 1)
+      detail::report(r, id, "inputs",
+                     "a " + std::string(to_string(op)) + " has exactly one input, found " + std::to_string(nd.arity));
+    slot_uses.assign(nd.arity, 0);
+    bool beyond_arity = false;
+    for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
+      if (g[e].slot < nd.arity) ++slot_uses[g[e].slot];
+      else beyond_arity = true;
+    }
+    for (std::uint32_t s = 0; s < nd.arity; ++s) {
+      if (slot_uses[s] == 0) detail::report(r, id, "inputs", "input " + std::to_string(s) + " is not connected");
+      else if (slot_uses[s] > 1)
+        detail::report(r, id, "inputs",
+                       "input " + std::to_string(s) + " is connected " + std::to_string(slot_uses[s]) + " times");
+    }
+    if (beyond_arity)
+      detail::report(r, id, "inputs", "an edge feeds a slot beyond the arity " + std::to_string(nd.arity));
+    // Edge lists are in insertion order; report by slot so the order does not depend on history.
+    std::vector<std::pair<std::uint32_t, std::string>> bad_refs;
+    for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
+      const node& producer = g[boost::source(e, g)];
+      if (producer.erased)
+        bad_refs.emplace_back(g[e].slot, "input " + std::to_string(g[e].slot) + " reads an erased node");
+      else if (g[e].output >= producer.outputs.size())
+        bad_refs.emplace_back(g[e].slot, "input " + std::to_string(g[e].slot) + " reads output " +
+                                             std::to_string(g[e].output) + " of '" + producer.id + "', which has " +
+                                             std::to_string(producer.outputs.size()) + " output(s)");
+    }
+    std::sort(bad_refs.begin(), bad_refs.end());
+    for (auto& [slot, text] : bad_refs) detail::report(r, id, "inputs", std::move(text));
+
+    // copies keep the layout of what they copy.
+    if (is_copy(op) && nd.arity == 1 && slot_uses[0] == 1 && nd.outputs.size() == 1 && bad_refs.empty()) {
+      const auto in = operand(g, v, 0);
+      const tensor_spec& from = spec_of(g, *in);
+      if (!from.same_layout(nd.outputs[0]))
+        detail::report(r, id, "outputs",
+                       "a copy keeps its input's layout: input is " + detail::shape_text(from) + ", output is " +
+                           detail::shape_text(nd.outputs[0]));
+    }
+  }
+
+  if (output_nodes.empty()) detail::report(r, "", "nodes", "no output node");
+  for (std::size_t i = 1; i < output_nodes.size(); ++i)
+    detail::report(r, g[output_nodes[i]].id, "op", "a second output node (the first is '" + g[output_nodes[0]].id + "')");
+
+  try {
+    (void)topological_order(g);
+  } catch (const graph_error& e) {
+    r.problems.push_back(e);
+  }
+  return r;
+}
+
+// Device consistency, per node in vertex order: first each output whose spec device disagrees with
+// where its producer puts it (field "outputs[k]"), then each operand read on the wrong device
+// (field "inputs[k]", by slot). Where a value lives is location_of(); a method input or constant
+// lives where its spec device says (cpu when unset). The output node accepts any device.
+// Edges that verify_structure rejects (bad output index, erased producer) are skipped here.
+[[nodiscard]] inline verify_report verify_devices(const graph& g) {
+  verify_report r;
+  const std::size_t n = boost::num_vertices(g);
+  std::vector<std::pair<std::uint32_t, std::string>> bad_reads;
+  for (vertex v = 0; v < n; ++v) {
+    const node& nd = g[v];
+    if (nd.erased) continue;
+
+    if (const auto produced = detail::produces_on(nd))
+      for (std::size_t k = 0; k < nd.outputs.size(); ++k)
+        if (const auto& d = nd.outputs[k].device; d && *d != *produced)
+          detail::report(r, nd.id, "outputs[" + std::to_string(k) + "]",
+                         "a " + std::string(to_string(nd.op)) + " produces on " + to_string(*produced) +
+                             " but the value is marked on " + to_string(*d));
+
+    if (nd.op == op_kind::output) continue;
+    const auto wanted = detail::reads_on(nd);
+    bad_reads.clear();
+    for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
+      const vertex p = boost::source(e, g);
+      if (g[p].erased || g[e].output >= g[p].outputs.size()) continue;
+      const value_ref value{p, g[e].output};
+      const device at = location_of(g, value);
+      const std::uint32_t slot = g[e].slot;
+      if (wanted && at != *wanted) {
+        bad_reads.emplace_back(slot, "reads '" + value_name(g, value) + "' on " + to_string(at) + " but a " +
+                                         std::string(to_string(nd.op)) + " reads on " + to_string(*wanted));
+      } else if (nd.op == op_kind::d2d_copy && (at.is_host() || at == nd.device)) {
+        bad_reads.emplace_back(slot, "reads '" + value_name(g, value) + "' on " + to_string(at) +
+                                         " but a d2d_copy to " + to_string(nd.device) +
+                                         " reads from another device");
+      }
+    }
+    std::sort(bad_reads.begin(), bad_reads.end());
+    for (auto& [slot, text] : bad_reads) detail::report(r, nd.id, "inputs[" + std::to_string(slot) + "]", std::move(text));
+  }
+  return r;
+}
+
+[[nodiscard]] inline verify_report verify(const graph& g) {
+  verify_report r = verify_structure(g);
+  verify_report d = verify_devices(g);
+  r.problems.insert(r.problems.end(), std::make_move_iterator(d.problems.begin()),
+                    std::make_move_iterator(d.problems.end()));
+  return r;
+}
+
+}  // namespace devpass

@@ -1,0 +1,313 @@
+// devpass/passes/propagate_device.hpp — device propagation: makes device boundaries explicit
+// and cheap, with ExecuTorch's PropagateDevicePass semantics under the `executorch` policy and
+// fewer copies under the default `devpass` policy (docs/device-propagation.md).
+//
+// Phases (each a rule table of typed patterns, run by the rewrite driver):
+//   place_method_inputs   skip_h2d: a method input feeding a device delegate lives on its device
+//   insert_input_copies   executorch: an h2d_copy per (device delegate, input slot)
+//   insert_output_copies  executorch: a d2h_copy per used device-delegate output
+//   insert_shared_copies  devpass: one h2d per (host value, device), one d2h per device value,
+//                         one d2d per (device value, other device); same-device reads stay direct
+//   elide_round_trips     h2d_copy(d2h_copy(x)) with x on the h2d's device: read x, drop dead d2h
+//   annotate_devices      every output spec carries the device its value lives on
+// With enable_non_cpu_memory_planning off (ExecuTorch's legacy mode) only tag_delegate_devices
+// runs: no copies; delegate inputs and outputs are tagged with the delegate's device.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "devpass/graph/error.hpp"
+#include "devpass/graph/graph.hpp"
+#include "devpass/pipeline/pipeline.hpp"
+#include "devpass/rules.hpp"
+
+namespace devpass {
+
+enum class copy_policy { executorch, devpass };
+
+struct propagate_options {
+  copy_policy policy = copy_policy::devpass;
+  bool enable_non_cpu_memory_planning = true;
+  bool skip_h2d_for_method_inputs = false;
+  bool skip_d2h_for_method_outputs = false;
+  bool elide = true;
+};
+
+// Compile-time policies: derive from propagate_policy and override what differs.
+struct propagate_policy {
+  static constexpr bool share_copies = true;       // the devpass copy sharing (else ExecuTorch's)
+  static constexpr bool elide_round_trips = true;  // false drops the elision phase at compile time
+  static constexpr bool runtime_selected = false;  // true: every phase compiled in, options choose
+};
+struct executorch_propagate_policy : propagate_policy {
+  static constexpr bool share_copies = false;
+};
+// What the command line uses: the policy is an option.
+struct runtime_propagate_policy : propagate_policy {
+  static constexpr bool runtime_selected = true;
+};
+
+// Copies and bytes per direction, counted on a graph.
+struct copy_census {
+  std::size_t h2d = 0, d2h = 0, d2d = 0;
+  std::uint64_t h2d_bytes = 0, d2h_bytes = 0, d2d_bytes = 0;
+  [[nodiscard]] std::size_t copies() const { return h2d + d2h + d2d; }
+  [[nodiscard]] std::uint64_t bytes() const { return h2d_bytes + d2h_bytes + d2d_bytes; }
+};
+[[nodiscard]] inline copy_census count_copies(const graph& g) {
+  copy_census c;
+  for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
+    const node& n = g[v];
+    if (n.erased || !is_copy(n.op) || n.outputs.empty()) continue;
+    const std::uint64_t bytes = n.outputs.front().byte_size();
+    if (n.op == op_kind::h2d_copy) ++c.h2d, c.h2d_bytes += bytes;
+    else if (n.op == op_kind::d2h_copy) ++c.d2h, c.d2h_bytes += bytes;
+    else ++c.d2d, c.d2d_bytes += bytes;
+  }
+  return c;
+}
+
+namespace propagation {
+
+// Does this use read its operand on the host? Host calls, host delegates, h2d copies, and the
+// output node unless the method output may stay on the device.
+inline bool reads_on_host(const graph& g, use u) {
+  const node& n = g[u.consumer];
+  switch (n.op) {
+    case op_kind::call:
+    case op_kind::h2d_copy: return true;
+    case op_kind::delegate: return n.device.is_host();
+    default: return false;
+  }
+}
+
+// ExecuTorch's skip_d2h: the output node may read a device value only when it is its sole consumer.
+inline bool output_reads_on_host_executorch(const graph& g, value_ref value, bool skip_d2h) {
+  if (!skip_d2h) return true;
+  bool only_output = true;
+  for_each_use(g, value, [&](use u) { only_output = only_output && g[u.consumer].op == op_kind::output; });
+  return !only_output;
+}
+
+inline std::size_t distinct_consumers(const graph& g, value_ref value) {
+  std::set<vertex> consumers;
+  for_each_use(g, value, [&](use u) { consumers.insert(u.consumer); });
+  return consumers.size();
+}
+
+using namespace devpass::dsl;
+inline constexpr auto x = "x"_c;
+inline constexpr auto d = "d"_c;
+inline constexpr auto h = "h"_c;
+inline constexpr auto c = "c"_c;
+
+inline constexpr auto skip_h2d = when([](const auto& ctx) { return ctx.options.skip_h2d_for_method_inputs; });
+
+// A method input placed by skip_h2d, or a value already made on a device by a copy: no h2d.
+inline constexpr auto host_side_value = satisfies(
+    [](const auto& ctx, value_ref v) {
+      const node& n = ctx.g[v.producer];
+      if (n.op == op_kind::h2d_copy || n.op == op_kind::d2d_copy) return false;
+      return !(n.op == op_kind::input && !location_of(ctx.g, v).is_host());
+    },
+    x);
+
+inline void place_input(const auto& ctx, value_ref input, value_ref consumer) {
+  if (ctx.options.policy == copy_policy::executorch && distinct_consumers(ctx.g, input) > 1) {
+    std::string names;
+    for (const use u : uses(ctx.g, input)) names += (names.empty() ? "'" : ", '") + ctx.g[u.consumer].id + "'";
+    throw graph_error("", ctx.g[input.producer].id, "consumers",
+                      "skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), this one has " +
+                          names);
+  }
+  ctx.g[input.producer].outputs.at(input.output).device = rules::device_of(ctx.g, consumer);
+}
+
+inline constexpr auto place_inputs_table = make_table(
+    on_use(delegate.as(d), input.as(x))[device_delegate(d) && skip_h2d && on_host(x)] /
+    apply([](auto& ctx, value_ref input, value_ref consumer) {
+      place_input(ctx, input, consumer);
+      ctx.touch_uses(input);
+    }, x, d));
+
+inline constexpr auto executorch_input_table = make_table(
+    on_use(delegate.as(d), any.as(x))[device_delegate(d) && host_side_value] / copy_into_use<op_kind::h2d_copy>(x, d));
+
+inline constexpr auto needs_host_copy_executorch = satisfies(
+    [](const auto& ctx, value_ref v) {
+      bool needed = false;
+      const bool output_on_host = output_reads_on_host_executorch(ctx.g, v, ctx.options.skip_d2h_for_method_outputs);
+      for_each_use(ctx.g, v, [&](use u) {
+        needed = needed || reads_on_host(ctx.g, u) || (ctx.g[u.consumer].op == op_kind::output && output_on_host);
+      });
+      return needed;
+    },
+    d);
+
+struct executorch_moves {
+  template <class Ctx>
+  bool operator()(const Ctx& ctx, use u) const {
+    if (ctx.g[u.consumer].op != op_kind::output) return reads_on_host(ctx.g, u);
+    const value_ref v = operand(ctx.g, u.consumer, u.slot).value();
+    return output_reads_on_host_executorch(ctx.g, v, ctx.options.skip_d2h_for_method_outputs);
+  }
+};
+
+inline constexpr auto executorch_output_table = make_table(
+    each_output(delegate.as(d))[device_delegate(d) && needs_host_copy_executorch] /
+    copy_after<op_kind::d2h_copy>(d, executorch_moves{}));
+
+// devpass: one copy per (value, device), shared by every consumer.
+inline constexpr auto consumer_reads_host = satisfies(
+    [](const auto& ctx, value_ref consumer) {
+      const node& n = ctx.g[consumer.producer];
+      if (n.op == op_kind::output) return !ctx.options.skip_d2h_for_method_outputs;
+      return n.op == op_kind::call || n.op == op_kind::h2d_copy || (n.op == op_kind::delegate && n.device.is_host());
+    },
+    c);
+
+inline constexpr auto devpass_copy_table = make_table(
+    on_use(delegate.as(d), any.as(x))[device_delegate(d) && on_host(x)] / share_copy_into_use<op_kind::h2d_copy>(x, d),
+    on_use(delegate.as(d), any.as(x))[device_delegate(d) && on_device(x) && !same_device(d, x)] /
+        share_copy_into_use<op_kind::d2d_copy>(x, d),
+    on_use(any.as(c), any.as(x))[consumer_reads_host && on_device(x)] / share_copy_into_use<op_kind::d2h_copy>(x, x));
+
+inline constexpr auto elide_table = make_table(
+    h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[same_device(h, x)] / (rewire(h, x), erase(h), erase_if_dead(d)),
+    d2h_copy.as(d)[unused(d)] / erase(d));
+
+// Runs one rule table as a phase and reports its counters and copy figures.
+template <class Table>
+pipeline::phase_result run_table(const Table& table, graph& g, const propagate_options& options) {
+  const copy_census before = count_copies(g);
+  rules::rewrite_context<propagate_options> ctx(g, options);
+  pipeline::phase_result result;
+  result.counters = rules::apply_rules(table, ctx);
+  const copy_census after = count_copies(g);
+  if (after.copies() > before.copies()) result.copies_inserted = after.copies() - before.copies();
+  else result.copies_elided = before.copies() - after.copies();
+  return result;
+}
+
+inline bool copies_enabled(const propagate_options& o) { return o.enable_non_cpu_memory_planning; }
+
+struct place_method_inputs {
+  static constexpr std::string_view name = "place-method-inputs";
+  using requires_ = type_list<pipeline::devices_assigned>;
+  using provides = type_list<>;
+  template <class Policy>
+  static constexpr bool compiled_in = true;
+  bool active(const propagate_options& o) const { return copies_enabled(o) && o.skip_h2d_for_method_inputs; }
+  pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(place_inputs_table, g, o); }
+};
+
+struct insert_input_copies {
+  static constexpr std::string_view name = "insert-input-copies";
+  using requires_ = type_list<pipeline::devices_assigned>;
+  using provides = type_list<>;
+  template <class Policy>
+  static constexpr bool compiled_in = Policy::runtime_selected || !Policy::share_copies;
+  bool active(const propagate_options& o) const { return copies_enabled(o) && o.policy == copy_policy::executorch; }
+  pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(executorch_input_table, g, o); }
+};
+
+struct insert_output_copies {
+  static constexpr std::string_view name = "insert-output-copies";
+  using requires_ = type_list<pipeline::devices_assigned>;
+  using provides = type_list<pipeline::copies_explicit>;
+  template <class Policy>
+  static constexpr bool compiled_in = Policy::runtime_selected || !Policy::share_copies;
+  bool active(const propagate_options& o) const { return copies_enabled(o) && o.policy == copy_policy::executorch; }
+  pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(executorch_output_table, g, o); }
+};
+
+struct insert_shared_copies {
+  static constexpr std::string_view name = "insert-shared-copies";
+  using requires_ = type_list<pipeline::devices_assigned>;
+  using provides = type_list<pipeline::copies_explicit>;
+  template <class Policy>
+  static constexpr bool compiled_in = Policy::runtime_selected || Policy::share_copies;
+  bool active(const propagate_options& o) const { return copies_enabled(o) && o.policy == copy_policy::devpass; }
+  pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(devpass_copy_table, g, o); }
+};
+
+struct elide_round_trips {
+  static constexpr std::string_view name = "elide-round-trips";
+  using requires_ = type_list<pipeline::copies_explicit>;
+  using provides = type_list<pipeline::round_trips_elided>;
+  template <class Policy>
+  static constexpr bool compiled_in = Policy::elide_round_trips;
+  bool active(const propagate_options& o) const { return copies_enabled(o) && o.elide; }
+  pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(elide_table, g, o); }
+};
+
+// Writes the device every value lives on into its spec (the format's spec `device`).
+struct annotate_devices {
+  static constexpr std::string_view name = "annotate-devices";
+  using requires_ = type_list<pipeline::copies_explicit>;
+  using provides = type_list<>;
+  template <class Policy>
+  static constexpr bool compiled_in = true;
+  bool active(const propagate_options& o) const { return copies_enabled(o); }
+  pipeline::phase_result run(graph& g, const propagate_options&) const {
+    for (const auto v : boost::make_iterator_range(boost::vertices(g)))
+      for (std::uint32_t k = 0; k < g[v].outputs.size(); ++k) g[v].outputs[k].device = location_of(g, {v, k});
+    return {};
+  }
+};
+
+// ExecuTorch's legacy mode: no copies, only device tags on delegate inputs and outputs.
+struct tag_delegate_devices {
+  static constexpr std::string_view name = "tag-delegate-devices";
+  using requires_ = type_list<pipeline::devices_assigned>;
+  using provides = type_list<>;
+  template <class Policy>
+  static constexpr bool compiled_in = true;
+  bool active(const propagate_options& o) const { return !copies_enabled(o); }
+  pipeline::phase_result run(graph& g, const propagate_options&) const {
+    for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
+      node& n = g[v];
+      if (n.op != op_kind::delegate || n.device.is_host()) continue;
+      for (auto& spec : n.outputs) spec.device = n.device;
+      for (const value_ref in : operands(g, v)) g[in.producer].outputs.at(in.output).device = n.device;
+    }
+    return {};
+  }
+};
+
+inline constexpr auto phases = pipeline::make_pipeline(tag_delegate_devices{}, place_method_inputs{}, insert_input_copies{},
+                                                       insert_output_copies{}, insert_shared_copies{},
+                                                       elide_round_trips{}, annotate_devices{});
+
+}  // namespace propagation
+
+// Throws config_error for option combinations that cannot work.
+inline void validate(const propagate_options& o) {
+  if (!o.enable_non_cpu_memory_planning && (o.skip_h2d_for_method_inputs || o.skip_d2h_for_method_outputs))
+    throw config_error(
+        "skip_h2d_for_method_inputs and skip_d2h_for_method_outputs need enable_non_cpu_memory_planning "
+        "(without it no copies are inserted, so there is nothing to skip)");
+}
+
+struct propagate_stats {
+  copy_census before, after;
+};
+
+// Runs device propagation with a compile-time Policy and any instrumentation.
+template <class Policy = runtime_propagate_policy, class Instrumentation = pipeline::no_instrumentation>
+propagate_stats propagate_device_with(graph& g, const propagate_options& options, Instrumentation&& instrumentation = {}) {
+  validate(options);
+  propagate_stats stats;
+  stats.before = count_copies(g);
+  propagation::phases.template run<Policy>(g, options, instrumentation);
+  stats.after = count_copies(g);
+  return stats;
+}
+
+// The entry point the tools use: the policy is chosen by options.policy.
+inline propagate_stats propagate_device(graph& g, const propagate_options& options = {}) {
+  return propagate_device_with<runtime_propagate_policy>(g, options);
+}
+
+}  // namespace devpass

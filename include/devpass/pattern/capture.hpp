@@ -1,0 +1,49 @@
+// devpass/pattern/capture.hpp — named captures.
+//
+// `cap<"x">` names a capture; a pattern `p.as(x)` binds the value p matched to it. A
+// capture_set<type_list<cap<...>...>> holds one value_ref per name, looked up at compile time:
+// reading a name the set does not hold does not compile.
+#pragma once
+
+#include <array>
+#include <optional>
+
+#include "devpass/graph/graph.hpp"
+#include "devpass/pattern/fixed_string.hpp"
+
+namespace devpass::pattern {
+
+template <fixed_string Name>
+struct cap {
+  static constexpr std::string_view name() { return Name.view(); }
+};
+
+inline namespace literals {
+// "x"_c is cap<"x">{}: a capture name usable in patterns, guards and actions.
+template <fixed_string Name>
+constexpr cap<Name> operator""_c() {
+  return {};
+}
+}  // namespace literals
+
+template <class Names>
+struct capture_set;
+
+template <class... Caps>
+struct capture_set<type_list<Caps...>> {
+  using names = type_list<Caps...>;
+  std::array<value_ref, sizeof...(Caps)> values{};
+  std::optional<devpass::use> site;  // the matched use, for rules rooted at a use (on_use)
+
+  template <class C>
+  [[nodiscard]] value_ref get(C) const {
+    static_assert(contains_v<C, names>, "devpass: this capture is not bound by the rule's pattern");
+    return values[index_of<C, names>::value];
+  }
+  template <class C>
+  void set(C, value_ref v) {
+    if constexpr (contains_v<C, names>) values[index_of<C, names>::value] = v;
+  }
+};
+
+}  // namespace devpass::pattern

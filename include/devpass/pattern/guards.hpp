@@ -1,0 +1,166 @@
+// devpass/pattern/guards.hpp — conditions on captured values, written in a rule's [brackets].
+//
+//   guard := same_device(a, b) | on_host(a) | on_device(a) | device_delegate(a)
+//          | one_use(a) | many_uses(a) | unused(a) | dtype_is<T>(a)
+//          | satisfies(f, a, b, ...)      f(ctx, value_ref...) -> bool, a user predicate
+//          | when(f)                      f(ctx) -> bool, reads no capture (e.g. an option)
+//          | guard && guard | guard || guard | !guard
+// A guard lists the captures it reads (`reads`); a rule whose guard reads a capture its pattern
+// does not bind does not compile. Guards only read the graph.
+#pragma once
+
+#include <string>
+
+#include "devpass/graph/graph.hpp"
+#include "devpass/pattern/capture.hpp"
+
+namespace devpass::pattern {
+
+template <class Self>
+struct guard_base {};
+
+template <class G>
+concept guard = std::is_base_of_v<guard_base<G>, G>;
+
+namespace detail {
+template <class... Caps>
+std::string cap_names() {
+  std::string s;
+  std::size_t i = 0;
+  ((s += (i++ ? ", " : "") + std::string(Caps::name())), ...);
+  return s;
+}
+}  // namespace detail
+
+// A guard from a predicate on the values of some captures. Tag names the guard in describe().
+template <fixed_string Tag, class F, class... Caps>
+struct value_guard : guard_base<value_guard<Tag, F, Caps...>> {
+  using reads = type_list<Caps...>;
+  [[no_unique_address]] F f;
+  template <class Ctx, class Set>
+  bool test(const Ctx& ctx, const Set& caps) const {
+    return f(ctx, caps.get(Caps{})...);
+  }
+  std::string describe() const { return std::string(Tag.view()) + "(" + detail::cap_names<Caps...>() + ")"; }
+};
+
+template <fixed_string Tag, class... Caps, class F>
+constexpr value_guard<Tag, F, Caps...> make_guard(F f) {
+  return {{}, f};
+}
+
+template <class A, class B>
+constexpr auto same_device(A, B) {
+  return make_guard<"same_device", A, B>(
+      [](const auto& ctx, value_ref a, value_ref b) { return location_of(ctx.g, a) == location_of(ctx.g, b); });
+}
+template <class A>
+constexpr auto on_host(A) {
+  return make_guard<"on_host", A>([](const auto& ctx, value_ref a) { return location_of(ctx.g, a).is_host(); });
+}
+template <class A>
+constexpr auto on_device(A) {
+  return make_guard<"on_device", A>([](const auto& ctx, value_ref a) { return !location_of(ctx.g, a).is_host(); });
+}
+// The captured node is a delegate whose partitioner device is not the host.
+template <class A>
+constexpr auto device_delegate(A) {
+  return make_guard<"device_delegate", A>([](const auto& ctx, value_ref a) {
+    const node& n = ctx.g[a.producer];
+    return n.op == op_kind::delegate && !n.device.is_host();
+  });
+}
+template <class A>
+constexpr auto one_use(A) {
+  return make_guard<"one_use", A>([](const auto& ctx, value_ref a) { return use_count(ctx.g, a) == 1; });
+}
+template <class A>
+constexpr auto many_uses(A) {
+  return make_guard<"many_uses", A>([](const auto& ctx, value_ref a) { return use_count(ctx.g, a) > 1; });
+}
+template <class A>
+constexpr auto unused(A) {
+  return make_guard<"unused", A>([](const auto& ctx, value_ref a) { return use_count(ctx.g, a) == 0; });
+}
+template <dtype T, class A>
+constexpr auto dtype_is(A) {
+  return make_guard<"dtype_is", A>([](const auto& ctx, value_ref a) { return spec_of(ctx.g, a).type == T; });
+}
+template <class F, class... Caps>
+constexpr auto satisfies(F f, Caps...) {
+  return make_guard<"satisfies", Caps...>(f);
+}
+
+// A guard that reads no capture, only the context (an option, a policy flag).
+template <class F>
+struct context_guard : guard_base<context_guard<F>> {
+  using reads = type_list<>;
+  [[no_unique_address]] F f;
+  template <class Ctx, class Set>
+  bool test(const Ctx& ctx, const Set&) const {
+    return f(ctx);
+  }
+  static std::string describe() { return "when(...)"; }
+};
+template <class F>
+constexpr context_guard<F> when(F f) {
+  return {{}, f};
+}
+
+template <guard A, guard B>
+struct and_guard : guard_base<and_guard<A, B>> {
+  using reads = concat_t<typename A::reads, typename B::reads>;
+  A a;
+  B b;
+  template <class Ctx, class Set>
+  bool test(const Ctx& ctx, const Set& caps) const {
+    return a.test(ctx, caps) && b.test(ctx, caps);
+  }
+  std::string describe() const { return a.describe() + " && " + b.describe(); }
+};
+template <guard A, guard B>
+struct or_guard : guard_base<or_guard<A, B>> {
+  using reads = concat_t<typename A::reads, typename B::reads>;
+  A a;
+  B b;
+  template <class Ctx, class Set>
+  bool test(const Ctx& ctx, const Set& caps) const {
+    return a.test(ctx, caps) || b.test(ctx, caps);
+  }
+  std::string describe() const { return "(" + a.describe() + " || " + b.describe() + ")"; }
+};
+template <guard A>
+struct not_guard : guard_base<not_guard<A>> {
+  using reads = typename A::reads;
+  A a;
+  template <class Ctx, class Set>
+  bool test(const Ctx& ctx, const Set& caps) const {
+    return !a.test(ctx, caps);
+  }
+  std::string describe() const { return "!" + a.describe(); }
+};
+
+template <guard A, guard B>
+constexpr and_guard<A, B> operator&&(A a, B b) {
+  return {{}, a, b};
+}
+template <guard A, guard B>
+constexpr or_guard<A, B> operator||(A a, B b) {
+  return {{}, a, b};
+}
+template <guard A>
+constexpr not_guard<A> operator!(A a) {
+  return {{}, a};
+}
+
+// The guard of a rule written without brackets.
+struct always : guard_base<always> {
+  using reads = type_list<>;
+  template <class Ctx, class Set>
+  bool test(const Ctx&, const Set&) const {
+    return true;
+  }
+  static std::string describe() { return ""; }
+};
+
+}  // namespace devpass::pattern

@@ -1,0 +1,217 @@
+// devpass/pattern/patterns.hpp — typed patterns over the graph.
+//
+// Grammar (every pattern is an empty type; a whole pattern is one type):
+//   pattern  := any | op(operands...) | pattern.as(capture)
+//   op       := input | constant | delegate | call | h2d_copy | d2h_copy | d2d_copy | output
+//   operands := pattern, ...   (operand i is matched against input slot i; with operands given the
+//                               node's arity must equal their number; without, any operands)
+// A pattern matches a value (producer node, output index). Captures bind values. Matching writes
+// into scratch captures that the driver only publishes when the whole rule matched.
+// Every pattern can describe() itself and explain() why it does not match a value.
+// Misuse does not compile: more operands than an op's arity, binding the same name twice.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "devpass/graph/graph.hpp"
+#include "devpass/pattern/capture.hpp"
+#include "devpass/pattern/guards.hpp"
+
+namespace devpass::pattern {
+
+// The fixed arity of an op, or -1 when it takes any number of operands.
+constexpr int fixed_arity(op_kind k) {
+  switch (k) {
+    case op_kind::input:
+    case op_kind::constant: return 0;
+    case op_kind::h2d_copy:
+    case op_kind::d2h_copy:
+    case op_kind::d2d_copy: return 1;
+    default: return -1;
+  }
+}
+
+template <class P, class C>
+struct bound;
+
+// A root pattern with its guard: `pattern [guard]`.
+template <class Root, class Guard>
+struct guarded {
+  Root root;
+  Guard guard;
+};
+
+template <class Guard, class Binds>
+constexpr void check_guard_reads_bound_captures() {
+  static_assert(all_in<typename Guard::reads, Binds>::value,
+                "devpass: the guard reads a capture that the pattern does not bind");
+}
+
+// `pattern [guard]`, for every root form.
+template <class Self>
+struct guardable {
+  template <guard G>
+  constexpr guarded<Self, G> operator[](G g) const {
+    check_guard_reads_bound_captures<G, typename Self::binds>();
+    return {Self{}, g};
+  }
+};
+
+// CRTP base giving every pattern `.as(capture)` and `[guard]`.
+template <class Self>
+struct pattern_base : guardable<Self> {
+  template <fixed_string Name>
+  constexpr bound<Self, cap<Name>> as(cap<Name>) const {
+    static_assert(!contains_v<cap<Name>, typename Self::binds>,
+                  "devpass: this capture name is already bound in the pattern; use another name");
+    return {};
+  }
+};
+
+struct any_t : pattern_base<any_t> {
+  using binds = type_list<>;
+  template <class Caps>
+  bool match(const graph& g, value_ref v, Caps&) const {
+    return !g[v.producer].erased;
+  }
+  static std::string describe() { return "any"; }
+  static std::optional<std::string> explain(const graph& g, value_ref v) {
+    if (g[v.producer].erased) return "node '" + g[v.producer].id + "' is erased";
+    return std::nullopt;
+  }
+};
+
+template <op_kind Kind, bool HasOperands, class... Operands>
+struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
+  using binds = concat_t<typename Operands::binds...>;
+  static_assert(unique<binds>::value, "devpass: a capture name is bound twice in one pattern");
+
+  // op(operands...): constrains the operands slot by slot.
+  template <class... Ps>
+  constexpr op_t<Kind, true, Ps...> operator()(Ps...) const {
+    static_assert(!HasOperands, "devpass: operands are already given for this op pattern");
+    static_assert(fixed_arity(Kind) < 0 || static_cast<int>(sizeof...(Ps)) <= fixed_arity(Kind),
+                  "devpass: operand index beyond the op's arity (copies take 1 operand, input and constant 0)");
+    return {};
+  }
+
+  template <class Caps>
+  bool match(const graph& g, value_ref v, Caps& caps) const {
+    const node& n = g[v.producer];
+    if (n.erased || n.op != Kind) return false;
+    if constexpr (HasOperands) {
+      if (n.arity != sizeof...(Operands)) return false;
+      return match_operands(g, v.producer, caps, std::index_sequence_for<Operands...>{});
+    } else {
+      return true;
+    }
+  }
+
+  static std::string describe() {
+    std::string s(to_string(Kind));
+    if constexpr (HasOperands) {
+      s += "(";
+      std::size_t i = 0;
+      ((s += (i++ ? ", " : "") + Operands::describe()), ...);
+      s += ")";
+    }
+    return s;
+  }
+
+  static std::optional<std::string> explain(const graph& g, value_ref v) {
+    const node& n = g[v.producer];
+    if (n.erased) return "node '" + n.id + "' is erased";
+    if (n.op != Kind)
+      return "node '" + n.id + "' is " + std::string(to_string(n.op)) + ", expected " + std::string(to_string(Kind));
+    if constexpr (HasOperands) {
+      if (n.arity != sizeof...(Operands))
+        return "node '" + n.id + "' has " + std::to_string(n.arity) + " operands, expected " +
+               std::to_string(sizeof...(Operands));
+      std::optional<std::string> why;
+      std::uint32_t slot = 0;
+      (void)((why = explain_operand<Operands>(g, v.producer, slot++), !why) && ...);
+      return why;
+    } else {
+      return std::nullopt;
+    }
+  }
+
+ private:
+  template <class Caps, std::size_t... I>
+  bool match_operands(const graph& g, vertex consumer, Caps& caps, std::index_sequence<I...>) const {
+    return (match_operand<Operands>(g, consumer, static_cast<std::uint32_t>(I), caps) && ...);
+  }
+  template <class P, class Caps>
+  static bool match_operand(const graph& g, vertex consumer, std::uint32_t slot, Caps& caps) {
+    const auto value = operand(g, consumer, slot);
+    return value && P{}.match(g, *value, caps);
+  }
+  template <class P>
+  static std::optional<std::string> explain_operand(const graph& g, vertex consumer, std::uint32_t slot) {
+    const auto value = operand(g, consumer, slot);
+    if (!value) return "operand " + std::to_string(slot) + " of '" + g[consumer].id + "' is not connected";
+    if (auto why = P::explain(g, *value)) return "operand " + std::to_string(slot) + " of '" + g[consumer].id + "': " + *why;
+    return std::nullopt;
+  }
+};
+
+template <class P, class C>
+struct bound : pattern_base<bound<P, C>> {
+  using binds = concat_t<typename P::binds, type_list<C>>;
+  template <class Caps>
+  bool match(const graph& g, value_ref v, Caps& caps) const {
+    if (!P{}.match(g, v, caps)) return false;
+    caps.set(C{}, v);
+    return true;
+  }
+  static std::string describe() { return P::describe() + " as " + std::string(C::name()); }
+  static std::optional<std::string> explain(const graph& g, value_ref v) { return P::explain(g, v); }
+};
+
+inline constexpr any_t any{};
+inline constexpr op_t<op_kind::input, false> input{};
+inline constexpr op_t<op_kind::constant, false> constant{};
+inline constexpr op_t<op_kind::delegate, false> delegate{};
+inline constexpr op_t<op_kind::call, false> call{};
+inline constexpr op_t<op_kind::h2d_copy, false> h2d_copy{};
+inline constexpr op_t<op_kind::d2h_copy, false> d2h_copy{};
+inline constexpr op_t<op_kind::d2d_copy, false> d2d_copy{};
+inline constexpr op_t<op_kind::output, false> output{};
+
+// Root forms: where the driver tries a pattern.
+//   P                 at value 0 of every node (node rules)
+//   each_output(P)    at every output value of every node
+//   on_use(C, O)      at every input slot of every node: C matches the consumer, O the value it reads
+template <class P>
+struct each_output_t : guardable<each_output_t<P>> {
+  using binds = typename P::binds;
+  static std::string describe() { return "each_output(" + P::describe() + ")"; }
+};
+template <class P>
+constexpr each_output_t<P> each_output(P) {
+  return {};
+}
+
+template <class C, class O>
+struct on_use_t : guardable<on_use_t<C, O>> {
+  using binds = concat_t<typename C::binds, typename O::binds>;
+  static_assert(unique<binds>::value, "devpass: a capture name is bound twice in one pattern");
+  static std::string describe() { return "on_use(" + C::describe() + ", " + O::describe() + ")"; }
+};
+template <class C, class O>
+constexpr on_use_t<C, O> on_use(C, O) {
+  return {};
+}
+
+// Explains why pattern P does not match `value`; nullopt when it matches.
+template <class P>
+[[nodiscard]] std::optional<std::string> explain(P, const graph& g, value_ref value) {
+  return P::explain(g, value);
+}
+template <class P>
+[[nodiscard]] std::string describe(P) {
+  return P::describe();
+}
+
+}  // namespace devpass::pattern

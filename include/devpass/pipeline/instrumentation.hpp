@@ -1,0 +1,114 @@
+// devpass/pipeline/instrumentation.hpp — callbacks around each phase, in the manner of LLVM's
+// pass instrumentation: timing, statistics, print-after-each, verify-each. None of them lives
+// inside a pass; a pipeline run with no_instrumentation calls empty inline functions only.
+//
+// An instrumentation is any type with
+//   void before_phase(std::string_view name, const graph&);
+//   void after_phase(std::string_view name, const graph&, const phase_result&);
+#pragma once
+
+#include <chrono>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "devpass/graph/graph.hpp"
+#include "devpass/graph/verify.hpp"
+#include "devpass/rules/context.hpp"
+
+namespace devpass::pipeline {
+
+// What a phase reports: the rewrite counters and, for passes that count copies, their figures.
+struct phase_result {
+  rules::rewrite_counters counters;
+  std::size_t copies_inserted = 0;
+  std::size_t copies_elided = 0;
+};
+
+struct no_instrumentation {
+  void before_phase(std::string_view, const graph&) {}
+  void after_phase(std::string_view, const graph&, const phase_result&) {}
+};
+
+// Wall time per phase (-time-passes).
+struct phase_timer {
+  struct entry {
+    std::string name;
+    double seconds = 0;
+  };
+  std::vector<entry> phases;
+  void before_phase(std::string_view, const graph&) { start_ = std::chrono::steady_clock::now(); }
+  void after_phase(std::string_view name, const graph&, const phase_result&) {
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
+    phases.push_back({std::string(name), elapsed.count()});
+  }
+  [[nodiscard]] double total_seconds() const {
+    double total = 0;
+    for (const auto& p : phases) total += p.seconds;
+    return total;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Statistics counters per phase (-stats).
+struct phase_statistics {
+  struct entry {
+    std::string name;
+    phase_result result;
+  };
+  std::vector<entry> phases;
+  void before_phase(std::string_view, const graph&) {}
+  void after_phase(std::string_view name, const graph&, const phase_result& r) { phases.push_back({std::string(name), r}); }
+};
+
+// Prints a one-line summary of the graph after each phase (print-after-all). The printer is a
+// callable (std::ostream&, const graph&) so callers choose the format (JSON, DOT).
+template <class Printer>
+struct print_after_each {
+  std::ostream* out;
+  Printer printer;
+  void before_phase(std::string_view, const graph&) {}
+  void after_phase(std::string_view name, const graph& g, const phase_result&) {
+    *out << "// after " << name << "\n";
+    printer(*out, g);
+  }
+};
+
+// Runs the verifier after each phase and throws verify_failure with every violation.
+class verify_failure : public std::runtime_error {
+ public:
+  verify_failure(std::string phase, const verify_report& report)
+      : std::runtime_error("verification failed after " + phase + ":\n" + report.to_string()), phase_(std::move(phase)) {}
+  [[nodiscard]] const std::string& phase() const noexcept { return phase_; }
+
+ private:
+  std::string phase_;
+};
+
+struct verify_each {
+  bool devices = true;  // also check device consistency (only meaningful once copies are explicit)
+  void before_phase(std::string_view, const graph&) {}
+  void after_phase(std::string_view name, const graph& g, const phase_result&) {
+    const verify_report report = devices ? verify(g) : verify_structure(g);
+    if (!report.ok()) throw verify_failure(std::string(name), report);
+  }
+};
+
+// Several instrumentations at once, called in order.
+template <class... Is>
+struct instrumentations {
+  std::tuple<Is&...> parts;
+  explicit instrumentations(Is&... is) : parts(is...) {}
+  void before_phase(std::string_view name, const graph& g) {
+    std::apply([&](auto&... p) { (p.before_phase(name, g), ...); }, parts);
+  }
+  void after_phase(std::string_view name, const graph& g, const phase_result& r) {
+    std::apply([&](auto&... p) { (p.after_phase(name, g, r), ...); }, parts);
+  }
+};
+
+}  // namespace devpass::pipeline

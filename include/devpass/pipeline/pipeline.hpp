@@ -1,0 +1,83 @@
+// devpass/pipeline/pipeline.hpp — phases composed at compile time.
+//
+// A phase is any type with
+//   static constexpr std::string_view name;
+//   using requires_ = type_list<capability...>;   what must hold before it runs
+//   using provides  = type_list<capability...>;   what holds after it ran
+//   template <class Policy> static constexpr bool compiled_in;   false drops it at compile time
+//   template <class Options> phase_result run(graph&, const Options&) const;
+//   template <class Options> bool active(const Options&) const;    (optional) run-time selection
+// make_pipeline(phase...) checks, at compile time, that each phase's requirements are provided
+// by the phases before it: a pipeline in the wrong order does not compile. A policy is a struct of
+// constexpr flags a user derives from the defaults; phases read it in `compiled_in`. The same
+// pipeline serves the command line by running with a policy that compiles every phase in and
+// lets the run-time options (`active`) choose.
+#pragma once
+
+#include <string_view>
+#include <tuple>
+
+#include "devpass/graph/graph.hpp"
+#include "devpass/pattern/fixed_string.hpp"
+#include "devpass/pipeline/instrumentation.hpp"
+
+namespace devpass::pipeline {
+
+using pattern::type_list;
+
+// Capabilities phases require and provide.
+struct devices_assigned {};   // every node has its device (the partitioner's job: the input)
+struct copies_explicit {};    // every cross-device read goes through a copy node
+struct round_trips_elided {}; // no h2d_copy(d2h_copy(x)) with x on the h2d's device
+struct memory_planned {};     // values carry mem_id and offset
+
+namespace detail {
+template <class Provided, class... Phases>
+struct order_check;
+template <class Provided>
+struct order_check<Provided> : std::true_type {};
+template <class Provided, class Phase, class... Rest>
+struct order_check<Provided, Phase, Rest...> {
+  static constexpr bool phase_ok = pattern::all_in<typename Phase::requires_, Provided>::value;
+  static_assert(phase_ok, "devpass: pipeline order: a phase requires a capability no earlier phase provides");
+  static constexpr bool value =
+      phase_ok && order_check<pattern::concat_t<Provided, typename Phase::provides>, Rest...>::value;
+};
+}  // namespace detail
+
+template <class Phase, class Options>
+bool phase_active(const Phase& phase, const Options& options) {
+  if constexpr (requires { phase.active(options); }) return phase.active(options);
+  else return true;
+}
+
+template <class... Phases>
+struct pipeline_t {
+  std::tuple<Phases...> phases;
+
+  // Runs the phases that Policy compiles in and the options select, in order.
+  template <class Policy, class Options, class Instrumentation = no_instrumentation>
+  void run(graph& g, const Options& options, Instrumentation&& instrumentation = {}) const {
+    std::apply([&](const auto&... phase) { (run_one<Policy>(phase, g, options, instrumentation), ...); }, phases);
+  }
+
+ private:
+  template <class Policy, class Phase, class Options, class Instrumentation>
+  static void run_one(const Phase& phase, graph& g, const Options& options, Instrumentation& instrumentation) {
+    if constexpr (Phase::template compiled_in<Policy>) {
+      if (!phase_active(phase, options)) return;
+      instrumentation.before_phase(Phase::name, g);
+      const phase_result result = phase.run(g, options);
+      instrumentation.after_phase(Phase::name, g, result);
+    }
+  }
+};
+
+// Input graphs come with devices assigned by the partitioner.
+template <class... Phases>
+constexpr pipeline_t<Phases...> make_pipeline(Phases... phases) {
+  static_assert(detail::order_check<type_list<devices_assigned>, Phases...>::value);
+  return {{phases...}};
+}
+
+}  // namespace devpass::pipeline

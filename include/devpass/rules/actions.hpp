@@ -1,0 +1,243 @@
+// devpass/rules/actions.hpp — what a rule does once it matched, written after its `/`.
+//
+//   action := rewire(from, to)             every use of `from` now reads `to`
+//           | erase(a)                     removes `a`, which must be unused (the rule shrinks)
+//           | erase_if_dead(a)             removes `a` when nothing uses it any more
+//           | copy_into_use<K>(x, at)      on_use roots: a new copy of kind K of `x` feeds the
+//                                          matched slot; its device is where `at` runs
+//           | share_copy_into_use<K>(x, at) the same, reusing an existing K copy of `x` to that device
+//           | copy_after<K>(x, moves)      a copy of `x` (one per value: reused if present) takes over
+//                                          the uses for which moves(ctx, use) is true
+//           | place_on(x, at)              records that value `x` lives where `at` runs
+//           | apply(f, a, b, ...)          f(ctx, value_ref...), a user action
+//           | (action, action, ...)        in order
+// An action lists the captures it uses; a rule whose action uses a capture its pattern does not
+// bind does not compile. Actions keep the graph valid and tell the driver what to revisit; they
+// never hold a descriptor across a mutation they make.
+#pragma once
+
+#include <string>
+
+#include "devpass/graph/graph.hpp"
+#include "devpass/pattern/capture.hpp"
+#include "devpass/rules/context.hpp"
+
+namespace devpass::rules {
+
+using pattern::type_list;
+using pattern::concat_t;
+
+template <class Self>
+struct action_base {};
+template <class A>
+concept action = std::is_base_of_v<action_base<A>, A>;
+
+// The device a captured node runs on (a delegate's or copy's device), else where its value lives.
+inline device device_of(const graph& g, value_ref v) {
+  const node& n = g[v.producer];
+  if (n.op == op_kind::delegate || n.op == op_kind::h2d_copy || n.op == op_kind::d2d_copy) return n.device;
+  if (n.op == op_kind::output || n.op == op_kind::call) return cpu_device;
+  return location_of(g, v);
+}
+
+namespace detail {
+template <op_kind Kind>
+constexpr std::string_view copy_suffix() {
+  if constexpr (Kind == op_kind::h2d_copy) return "h2d";
+  else if constexpr (Kind == op_kind::d2h_copy) return "d2h";
+  else return "d2d";
+}
+
+// A copy node of `value` of kind Kind whose device side is `side`.
+template <op_kind Kind, class Ctx>
+vertex make_copy(Ctx& ctx, value_ref value, device side, std::string id) {
+  static_assert(is_copy(Kind), "devpass: copy actions take h2d_copy, d2h_copy or d2d_copy");
+  tensor_spec spec = spec_of(ctx.g, value);
+  spec.device = Kind == op_kind::d2h_copy ? cpu_device : side;
+  spec.mem_id.reset();
+  spec.offset.reset();
+  const vertex c = ctx.add(node{.id = ctx.ids.make(std::move(id)), .op = Kind, .device = side, .outputs = {std::move(spec)}});
+  connect(ctx.g, value, c, 0);
+  return c;
+}
+
+// An existing copy of kind Kind of `value` whose device side is `side`.
+template <op_kind Kind>
+std::optional<vertex> find_copy(const graph& g, value_ref value, device side) {
+  std::optional<vertex> found;
+  for_each_use(g, value, [&](use u) {
+    const node& n = g[u.consumer];
+    if (!found && n.op == Kind && n.device == side) found = u.consumer;
+  });
+  return found;
+}
+}  // namespace detail
+
+template <class From, class To>
+struct rewire_t : action_base<rewire_t<From, To>> {
+  using uses = type_list<From, To>;
+  static constexpr bool erases = false;
+  template <class Ctx, class Set>
+  void apply(Ctx& ctx, const Set& caps) const {
+    const value_ref from = caps.get(From{}), to = caps.get(To{});
+    ctx.touch_uses(from);
+    replace_uses(ctx.g, from, to);
+    ctx.touch(to.producer);
+    ctx.touch(from.producer);
+  }
+  static std::string describe() { return "rewire(" + std::string(From::name()) + ", " + std::string(To::name()) + ")"; }
+};
+template <class From, class To>
+constexpr rewire_t<From, To> rewire(From, To) {
+  return {};
+}
+
+template <class A, bool OnlyIfDead>
+struct erase_t : action_base<erase_t<A, OnlyIfDead>> {
+  using uses = type_list<A>;
+  static constexpr bool erases = !OnlyIfDead;
+  template <class Ctx, class Set>
+  void apply(Ctx& ctx, const Set& caps) const {
+    const vertex v = caps.get(A{}).producer;
+    if (ctx.g[v].erased) return;
+    if (boost::out_degree(v, ctx.g) != 0) {
+      if constexpr (OnlyIfDead) return;
+      else throw graph_error("", ctx.g[v].id, "uses", "a rule erases this node while it still has uses");
+    }
+    ctx.remove(v);
+  }
+  static std::string describe() { return (OnlyIfDead ? "erase_if_dead(" : "erase(") + std::string(A::name()) + ")"; }
+};
+template <class A>
+constexpr erase_t<A, false> erase(A) {
+  return {};
+}
+template <class A>
+constexpr erase_t<A, true> erase_if_dead(A) {
+  return {};
+}
+
+template <op_kind Kind, bool Share, class X, class At>
+struct copy_into_use_t : action_base<copy_into_use_t<Kind, Share, X, At>> {
+  using uses = type_list<X, At>;
+  static constexpr bool erases = false;
+  template <class Ctx, class Set>
+  void apply(Ctx& ctx, const Set& caps) const {
+    const value_ref x = caps.get(X{});
+    const devpass::use site = caps.site.value();
+    const device side = Kind == op_kind::d2h_copy ? device_of(ctx.g, x) : device_of(ctx.g, caps.get(At{}));
+    std::optional<vertex> copy;
+    if constexpr (Share) copy = detail::find_copy<Kind>(ctx.g, x, side);
+    if (!copy) {
+      std::string id;
+      if constexpr (Share) {
+        id = value_name(ctx.g, x) + "@" + std::string(detail::copy_suffix<Kind>());
+        if (Kind != op_kind::d2h_copy) id += "." + to_string(side);
+      } else {
+        id = ctx.g[site.consumer].id + "@" + std::string(detail::copy_suffix<Kind>()) + "." + std::to_string(site.slot);
+      }
+      copy = detail::make_copy<Kind>(ctx, x, side, std::move(id));
+    }
+    set_operand(ctx.g, site.consumer, site.slot, value_ref{*copy, 0});
+    ctx.touch(site.consumer);
+    ctx.touch(x.producer);
+  }
+  static std::string describe() {
+    return std::string(Share ? "share_copy_into_use<" : "copy_into_use<") + std::string(to_string(Kind)) + ">(" +
+           std::string(X::name()) + ", " + std::string(At::name()) + ")";
+  }
+};
+template <op_kind Kind, class X, class At>
+constexpr copy_into_use_t<Kind, false, X, At> copy_into_use(X, At) {
+  return {};
+}
+template <op_kind Kind, class X, class At>
+constexpr copy_into_use_t<Kind, true, X, At> share_copy_into_use(X, At) {
+  return {};
+}
+
+template <op_kind Kind, class X, class Moves>
+struct copy_after_t : action_base<copy_after_t<Kind, X, Moves>> {
+  using uses = type_list<X>;
+  static constexpr bool erases = false;
+  [[no_unique_address]] Moves moves;
+  template <class Ctx, class Set>
+  void apply(Ctx& ctx, const Set& caps) const {
+    const value_ref x = caps.get(X{});
+    const device source = device_of(ctx.g, x);
+    const device side = Kind == op_kind::d2h_copy ? source : cpu_device;
+    auto copy = detail::find_copy<Kind>(ctx.g, x, side);
+    if (!copy) copy = detail::make_copy<Kind>(ctx, x, side, value_name(ctx.g, x) + "@" + std::string(detail::copy_suffix<Kind>()));
+    const value_ref to{*copy, 0};
+    std::vector<devpass::use> moved;
+    for_each_use(ctx.g, x, [&](devpass::use u) {
+      if (u.consumer != *copy && moves(ctx, u)) moved.push_back(u);
+    });
+    for (const devpass::use u : moved) {
+      set_operand(ctx.g, u.consumer, u.slot, to);
+      ctx.touch(u.consumer);
+    }
+    ctx.touch(x.producer);
+  }
+  static std::string describe() {
+    return "copy_after<" + std::string(to_string(Kind)) + ">(" + std::string(X::name()) + ", ...)";
+  }
+};
+template <op_kind Kind, class X, class Moves>
+constexpr copy_after_t<Kind, X, Moves> copy_after(X, Moves moves) {
+  return {{}, moves};
+}
+
+template <class X, class At>
+struct place_on_t : action_base<place_on_t<X, At>> {
+  using uses = type_list<X, At>;
+  static constexpr bool erases = false;
+  template <class Ctx, class Set>
+  void apply(Ctx& ctx, const Set& caps) const {
+    const value_ref x = caps.get(X{});
+    ctx.g[x.producer].outputs.at(x.output).device = device_of(ctx.g, caps.get(At{}));
+    ctx.touch_uses(x);
+    ctx.touch(x.producer);
+  }
+  static std::string describe() { return "place_on(" + std::string(X::name()) + ", " + std::string(At::name()) + ")"; }
+};
+template <class X, class At>
+constexpr place_on_t<X, At> place_on(X, At) {
+  return {};
+}
+
+template <class F, class... Caps>
+struct apply_t : action_base<apply_t<F, Caps...>> {
+  using uses = type_list<Caps...>;
+  static constexpr bool erases = false;
+  [[no_unique_address]] F f;
+  template <class Ctx, class Set>
+  void apply(Ctx& ctx, const Set& caps) const {
+    f(ctx, caps.get(Caps{})...);
+  }
+  static std::string describe() { return "apply(...)"; }
+};
+template <class F, class... Caps>
+constexpr apply_t<F, Caps...> apply(F f, Caps...) {
+  return {{}, f};
+}
+
+template <action A, action B>
+struct sequence_t : action_base<sequence_t<A, B>> {
+  using uses = concat_t<typename A::uses, typename B::uses>;
+  static constexpr bool erases = A::erases || B::erases;
+  A a;
+  B b;
+  template <class Ctx, class Set>
+  void apply(Ctx& ctx, const Set& caps) const {
+    a.apply(ctx, caps);
+    b.apply(ctx, caps);
+  }
+  std::string describe() const { return a.describe() + ", " + b.describe(); }
+};
+template <action A, action B>
+constexpr sequence_t<A, B> operator,(A a, B b) {
+  return {{}, a, b};
+}
+
+}  // namespace devpass::rules

@@ -1,0 +1,79 @@
+// devpass/rules/rule.hpp — rules and rule tables, read like Boost.SML transition tables:
+//
+//   rule  := root [guard] / action        (or root / action)
+//   root  := pattern | each_output(pattern) | on_use(consumer_pattern, operand_pattern)
+//   table := make_table(rule, rule, ...)  tried in order at each site; the first match applies
+//
+// Compile-time checks, each a static_assert whose message names the mistake: the action uses a
+// capture the pattern does not bind; the guard reads one (see patterns.hpp); a table is empty.
+// A rule shrinks the graph when its action surely erases a node (`erase`); the driver relies on
+// that for termination and bounds every other rule (see driver.hpp).
+#pragma once
+
+#include <string>
+#include <tuple>
+
+#include "devpass/pattern/patterns.hpp"
+#include "devpass/rules/actions.hpp"
+
+namespace devpass::rules {
+
+template <class T>
+struct is_root : std::false_type {};
+template <op_kind K, bool H, class... Os>
+struct is_root<pattern::op_t<K, H, Os...>> : std::true_type {};
+template <class P, class C>
+struct is_root<pattern::bound<P, C>> : std::true_type {};
+template <>
+struct is_root<pattern::any_t> : std::true_type {};
+template <class P>
+struct is_root<pattern::each_output_t<P>> : std::true_type {};
+template <class C, class O>
+struct is_root<pattern::on_use_t<C, O>> : std::true_type {};
+template <class T>
+concept root = is_root<T>::value;
+
+template <root Root, class Guard, action Action>
+struct rule {
+  using root_type = Root;
+  using binds = typename Root::binds;
+  static constexpr bool shrinks = Action::erases;
+  [[no_unique_address]] Guard guard;
+  [[no_unique_address]] Action action;
+
+  [[nodiscard]] std::string describe() const {
+    std::string g = guard.describe();
+    return Root::describe() + (g.empty() ? "" : " [" + g + "]") + " / " + action.describe();
+  }
+};
+
+template <class Action, class Binds>
+constexpr void check_action_uses_bound_captures() {
+  static_assert(pattern::all_in<typename Action::uses, Binds>::value,
+                "devpass: the action uses a capture that the pattern does not bind");
+}
+
+template <root R, class G, action A>
+constexpr rule<R, G, A> operator/(pattern::guarded<R, G> lhs, A a) {
+  check_action_uses_bound_captures<A, typename R::binds>();
+  return {lhs.guard, a};
+}
+template <root R, action A>
+constexpr rule<R, pattern::always, A> operator/(R, A a) {
+  check_action_uses_bound_captures<A, typename R::binds>();
+  return {{}, a};
+}
+
+template <class... Rules>
+struct rule_table {
+  std::tuple<Rules...> rules;
+  static constexpr std::size_t size = sizeof...(Rules);
+};
+
+template <class... Rules>
+constexpr rule_table<Rules...> make_table(Rules... rules) {
+  static_assert(sizeof...(Rules) > 0, "devpass: a rule table needs at least one rule");
+  return {{rules...}};
+}
+
+}  // namespace devpass::rules

@@ -1,0 +1,118 @@
+#include <doctest/doctest.h>
+
+#include "devpass/rules.hpp"
+
+using namespace devpass;
+using namespace devpass::dsl;
+
+namespace {
+constexpr auto x = "x"_c;
+constexpr auto d = "d"_c;
+constexpr auto h = "h"_c;
+
+tensor_spec f32() { return {dtype::float32, {2, 2}}; }
+
+// x(cuda delegate) -> d2h d -> h2d h -> consumer delegate; d also feeds a relu.
+struct round_trip_graph {
+  graph g;
+  vertex a, x, d, h, consumer, relu, out;
+  explicit round_trip_graph(device h_device = cuda_device(0)) {
+    a = add_node(g, {.id = "a", .op = op_kind::input, .outputs = {f32()}});
+    x = add_node(g, {.id = "x", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "k", .outputs = {f32()}});
+    d = add_node(g, {.id = "d", .op = op_kind::d2h_copy, .device = cuda_device(0), .outputs = {f32()}});
+    h = add_node(g, {.id = "h", .op = op_kind::h2d_copy, .device = h_device, .outputs = {f32()}});
+    consumer = add_node(g, {.id = "c", .op = op_kind::delegate, .device = h_device, .kernel = "k", .outputs = {f32()}});
+    relu = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "relu", .outputs = {f32()}});
+    out = add_node(g, {.id = "out", .op = op_kind::output});
+    connect(g, {a, 0}, x, 0);
+    connect(g, {x, 0}, d, 0);
+    connect(g, {d, 0}, h, 0);
+    connect(g, {h, 0}, consumer, 0);
+    connect(g, {d, 0}, relu, 0);
+    connect(g, {consumer, 0}, out, 0);
+    connect(g, {relu, 0}, out, 1);
+  }
+};
+
+constexpr auto round_trip = h2d_copy(d2h_copy(any.as(x)).as(d)).as(h);
+}  // namespace
+
+TEST_CASE("pattern: nested op patterns match and bind captures") {
+  round_trip_graph s;
+  capture_set<decltype(round_trip)::binds> caps;
+  REQUIRE(round_trip.match(s.g, {s.h, 0}, caps));
+  CHECK(caps.get(x) == value_ref{s.x, 0});
+  CHECK(caps.get(d) == value_ref{s.d, 0});
+  CHECK(caps.get(h) == value_ref{s.h, 0});
+}
+
+TEST_CASE("pattern: does not match other shapes, and explains why") {
+  round_trip_graph s;
+  capture_set<decltype(round_trip)::binds> caps;
+  CHECK_FALSE(round_trip.match(s.g, {s.d, 0}, caps));
+  CHECK(explain(round_trip, s.g, {s.d, 0}) == "node 'd' is d2h_copy, expected h2d_copy");
+  CHECK_FALSE(round_trip.match(s.g, {s.consumer, 0}, caps));
+  constexpr auto via_relu = h2d_copy(call);
+  set_operand(s.g, s.h, 0, {s.relu, 0});
+  CHECK(explain(round_trip, s.g, {s.h, 0}) == "operand 0 of 'h': node 'r' is call, expected d2h_copy");
+  CHECK_FALSE(explain(via_relu, s.g, {s.h, 0}));
+}
+
+TEST_CASE("pattern: operand count must equal the arity when operands are given") {
+  round_trip_graph s;
+  capture_set<type_list<>> caps;
+  CHECK(delegate(any).match(s.g, {s.x, 0}, caps));
+  CHECK_FALSE(delegate(any, any).match(s.g, {s.x, 0}, caps));
+  CHECK(explain(delegate(any, any), s.g, {s.x, 0}) == "node 'x' has 1 operands, expected 2");
+  CHECK(delegate.match(s.g, {s.x, 0}, caps));
+}
+
+TEST_CASE("pattern: describes itself") {
+  CHECK(describe(round_trip) == "h2d_copy(d2h_copy(any as x) as d) as h");
+  CHECK(describe(on_use(delegate.as(d), any.as(x))) == "on_use(delegate as d, any as x)");
+  CHECK(describe(each_output(delegate.as(d))) == "each_output(delegate as d)");
+}
+
+TEST_CASE("pattern: captures are only published when the whole pattern matched") {
+  round_trip_graph s;
+  set_operand(s.g, s.h, 0, {s.relu, 0});  // h2d(call): the inner d2h does not match
+  struct options {};
+  rewrite_context<options> ctx(s.g, options{});
+  bool fired = false;
+  const auto table = make_table(round_trip / apply([&](auto&, value_ref, value_ref, value_ref) { fired = true; }, x, d, h));
+  apply_rules(table, ctx);
+  CHECK_FALSE(fired);
+  CHECK(ctx.counters.rewrites == 0);
+  CHECK(ctx.counters.matches_tried > 0);
+}
+
+TEST_CASE("guards: same_device, uses, dtype, user predicates and combinators") {
+  round_trip_graph s;
+  struct options {
+    bool flag = true;
+  } opts;
+  rewrite_context<options> ctx(s.g, opts);
+  capture_set<decltype(round_trip)::binds> caps;
+  REQUIRE(round_trip.match(s.g, {s.h, 0}, caps));
+  CHECK(same_device(h, x).test(ctx, caps));
+  CHECK(many_uses(d).test(ctx, caps));
+  CHECK_FALSE(one_use(d).test(ctx, caps));
+  CHECK(one_use(h).test(ctx, caps));
+  CHECK(dtype_is<dtype::float32>(x).test(ctx, caps));
+  CHECK_FALSE(dtype_is<dtype::int64>(x).test(ctx, caps));
+  CHECK(on_device(x).test(ctx, caps));
+  CHECK(on_host(d).test(ctx, caps));
+  CHECK(device_delegate(x).test(ctx, caps));
+  CHECK_FALSE(device_delegate(d).test(ctx, caps));
+  const auto named_x = satisfies([](const auto& c, value_ref v) { return c.g[v.producer].id == "x"; }, x);
+  CHECK(named_x.test(ctx, caps));
+  CHECK((named_x && !one_use(d)).test(ctx, caps));
+  CHECK_FALSE((!named_x || one_use(d)).test(ctx, caps));
+  CHECK(when([](const auto& c) { return c.options.flag; }).test(ctx, caps));
+  CHECK((same_device(h, x) && many_uses(d)).describe() == "same_device(h, x) && many_uses(d)");
+
+  round_trip_graph cross(cuda_device(1));
+  rewrite_context<options> ctx2(cross.g, opts);
+  REQUIRE(round_trip.match(cross.g, {cross.h, 0}, caps));
+  CHECK_FALSE(same_device(h, x).test(ctx2, caps));
+}

@@ -1,0 +1,234 @@
+// Device propagation: ExecuTorch's own test cases (exir/tests/test_propagate_device_pass.py),
+// mirrored with their copy counts for the executorch policy, and the devpass policy's
+// guarantees on the same graphs.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <random>
+
+#include "devpass/graph/verify.hpp"
+#include "devpass/passes/propagate_device.hpp"
+
+using namespace devpass;
+
+namespace {
+
+// A tiny graph builder: values by name, float32 2x2 tensors.
+struct builder {
+  graph g;
+  std::map<std::string, vertex> by_id;
+  tensor_spec f32() const { return {dtype::float32, {2, 2}}; }
+  builder& input(const std::string& id) { return add(id, op_kind::input, cpu_device, {}); }
+  builder& constant(const std::string& id) { return add(id, op_kind::constant, cpu_device, {}); }
+  builder& delegate(const std::string& id, std::optional<device> dev, std::vector<std::string> inputs) {
+    return add(id, op_kind::delegate, dev.value_or(cpu_device), inputs, "add");
+  }
+  builder& call(const std::string& id, std::vector<std::string> inputs) {
+    return add(id, op_kind::call, cpu_device, inputs, "relu");
+  }
+  builder& output(std::vector<std::string> inputs) {
+    node n{.id = "out", .op = op_kind::output};
+    const vertex v = add_node(g, n);
+    by_id["out"] = v;
+    for (std::uint32_t i = 0; i < inputs.size(); ++i) connect(g, {by_id.at(inputs[i]), 0}, v, i);
+    return *this;
+  }
+  builder& add(const std::string& id, op_kind op, device dev, std::vector<std::string> inputs, std::string kernel = "") {
+    const vertex v = add_node(g, {.id = id, .op = op, .device = dev, .kernel = kernel, .outputs = {f32()}});
+    by_id[id] = v;
+    for (std::uint32_t i = 0; i < inputs.size(); ++i) connect(g, {by_id.at(inputs[i]), 0}, v, i);
+    return *this;
+  }
+};
+
+const node& producer_of(const graph& g, const std::string& consumer, std::uint32_t slot) {
+  return g[operand(g, *find_node(g, consumer), slot).value().producer];
+}
+
+struct counts {
+  std::size_t h2d, d2h;
+};
+counts run(graph& g, propagate_options o) {
+  propagate_device(g, o);
+  const auto c = count_copies(g);
+  const auto report = verify_structure(g);
+  CHECK_MESSAGE(report.ok(), report.to_string());
+  if (o.enable_non_cpu_memory_planning) {
+    const auto dev = verify_devices(g);
+    CHECK_MESSAGE(dev.ok(), dev.to_string());
+  }
+  return {c.h2d, c.d2h};
+}
+
+propagate_options executorch() { return {.policy = copy_policy::executorch}; }
+
+}  // namespace
+
+TEST_CASE("propagate/executorch: one cuda:0 add(a, b) -> 2 h2d, 1 d2h") {
+  builder b;
+  b.input("a").input("b").delegate("d0", cuda_device(0), {"a", "b"}).output({"d0"});
+  const auto c = run(b.g, executorch());
+  CHECK(c.h2d == 2);
+  CHECK(c.d2h == 1);
+  CHECK(producer_of(b.g, "d0", 0).op == op_kind::h2d_copy);
+  CHECK(producer_of(b.g, "d0", 1).op == op_kind::h2d_copy);
+  CHECK(producer_of(b.g, "out", 0).op == op_kind::d2h_copy);
+  CHECK(producer_of(b.g, "d0", 0).device == cuda_device(0));
+}
+
+TEST_CASE("propagate/executorch: no device -> no copies; legacy mode -> no copies, tags only") {
+  SUBCASE("no device") {
+    builder b;
+    b.input("a").input("b").delegate("d0", std::nullopt, {"a", "b"}).output({"d0"});
+    const auto c = run(b.g, executorch());
+    CHECK(c.h2d == 0);
+    CHECK(c.d2h == 0);
+  }
+  SUBCASE("legacy mode") {
+    builder b;
+    b.input("a").input("b").delegate("d0", cuda_device(0), {"a", "b"}).output({"d0"});
+    auto o = executorch();
+    o.enable_non_cpu_memory_planning = false;
+    const auto c = run(b.g, o);
+    CHECK(c.h2d == 0);
+    CHECK(c.d2h == 0);
+    CHECK(b.g[*find_node(b.g, "a")].outputs[0].device == cuda_device(0));
+    CHECK(b.g[*find_node(b.g, "d0")].outputs[0].device == cuda_device(0));
+  }
+  SUBCASE("either skip flag without non-cpu memory planning is a configuration error") {
+    builder b;
+    b.input("a").delegate("d0", cuda_device(0), {"a"}).output({"d0"});
+    auto o = executorch();
+    o.enable_non_cpu_memory_planning = false;
+    o.skip_h2d_for_method_inputs = true;
+    CHECK_THROWS_AS(propagate_device(b.g, o), config_error);
+    o.skip_h2d_for_method_inputs = false;
+    o.skip_d2h_for_method_outputs = true;
+    CHECK_THROWS_AS(propagate_device(b.g, o), config_error);
+  }
+}
+
+TEST_CASE("propagate/executorch: chained delegates on one device read each other directly (3/1)") {
+  builder b;
+  b.input("a").input("b").input("c").delegate("d0", cuda_device(0), {"a", "b"}).delegate("d1", cuda_device(0), {"d0", "c"}).output({"d1"});
+  const auto c = run(b.g, executorch());
+  CHECK(c.h2d == 3);
+  CHECK(c.d2h == 1);
+  CHECK(producer_of(b.g, "d1", 0).id == "d0");
+  CHECK(producer_of(b.g, "d1", 1).op == op_kind::h2d_copy);
+}
+
+TEST_CASE("propagate/executorch: chained delegates on two devices keep the round trip (4/2)") {
+  builder b;
+  b.input("a").input("b").input("c").delegate("d0", cuda_device(0), {"a", "b"}).delegate("d1", cuda_device(1), {"d0", "c"}).output({"d1"});
+  const auto c = run(b.g, executorch());
+  CHECK(c.h2d == 4);
+  CHECK(c.d2h == 2);
+  const node& h = producer_of(b.g, "d1", 0);
+  CHECK(h.op == op_kind::h2d_copy);
+  CHECK(h.device == cuda_device(1));
+  CHECK(producer_of(b.g, h.id, 0).op == op_kind::d2h_copy);
+  CHECK(b.g[*find_node(b.g, "d1")].outputs[0].device == cuda_device(1));
+}
+
+TEST_CASE("propagate/executorch: diamond of four cuda:0 delegates (4/1, every edge direct)") {
+  builder b;
+  b.input("a").input("b")
+      .delegate("d0", cuda_device(0), {"a", "b"})
+      .delegate("d1", cuda_device(0), {"d0", "a"})
+      .delegate("d2", cuda_device(0), {"d0", "b"})
+      .delegate("d3", cuda_device(0), {"d1", "d2"})
+      .output({"d3"});
+  const auto c = run(b.g, executorch());
+  CHECK(c.h2d == 4);
+  CHECK(c.d2h == 1);
+  CHECK(producer_of(b.g, "d1", 0).id == "d0");
+  CHECK(producer_of(b.g, "d2", 0).id == "d0");
+  CHECK(producer_of(b.g, "d3", 0).id == "d1");
+  CHECK(producer_of(b.g, "d3", 1).id == "d2");
+}
+
+TEST_CASE("propagate/executorch: a d2h with another host consumer stays") {
+  builder b;
+  b.input("a").input("b").delegate("t", cuda_device(0), {"a", "b"}).delegate("u", cuda_device(0), {"t", "a"})
+      .call("w", {"t"}).output({"u", "w"});
+  const auto c = run(b.g, executorch());
+  CHECK(producer_of(b.g, "u", 0).id == "t");
+  CHECK(producer_of(b.g, "w", 0).op == op_kind::d2h_copy);
+  CHECK(c.h2d == 3);
+  CHECK(c.d2h == 2);
+}
+
+TEST_CASE("propagate/executorch: one value to cuda:0 and cuda:1 leaves one round trip, to cuda:1") {
+  builder b;
+  b.input("a").input("b").delegate("t", cuda_device(0), {"a", "b"}).delegate("u", cuda_device(0), {"t"})
+      .delegate("v", cuda_device(1), {"t"}).output({"u", "v"});
+  run(b.g, executorch());
+  CHECK(producer_of(b.g, "u", 0).id == "t");
+  const node& h = producer_of(b.g, "v", 0);
+  CHECK(h.op == op_kind::h2d_copy);
+  CHECK(h.device == cuda_device(1));
+  CHECK(producer_of(b.g, h.id, 0).op == op_kind::d2h_copy);
+}
+
+TEST_CASE("propagate/executorch: a cuda:1 delegate puts its values on cuda:1") {
+  builder b;
+  b.input("a").delegate("d0", cuda_device(1), {"a"}).output({"d0"});
+  run(b.g, executorch());
+  CHECK(b.g[*find_node(b.g, "d0")].outputs[0].device == cuda_device(1));
+  CHECK(producer_of(b.g, "d0", 0).device == cuda_device(1));
+}
+
+TEST_CASE("propagate/executorch: method I/O policies") {
+  builder b;
+  b.input("a").input("b").delegate("d0", cuda_device(0), {"a", "b"}).output({"d0"});
+  auto o = executorch();
+  SUBCASE("skip_h2d -> 0/1, inputs on cuda:0") {
+    o.skip_h2d_for_method_inputs = true;
+    const auto c = run(b.g, o);
+    CHECK(c.h2d == 0);
+    CHECK(c.d2h == 1);
+    CHECK(b.g[*find_node(b.g, "a")].outputs[0].device == cuda_device(0));
+    CHECK(b.g[*find_node(b.g, "b")].outputs[0].device == cuda_device(0));
+  }
+  SUBCASE("skip_d2h -> 2/0") {
+    o.skip_d2h_for_method_outputs = true;
+    const auto c = run(b.g, o);
+    CHECK(c.h2d == 2);
+    CHECK(c.d2h == 0);
+    CHECK(producer_of(b.g, "out", 0).id == "d0");
+  }
+  SUBCASE("both -> 0/0") {
+    o.skip_h2d_for_method_inputs = o.skip_d2h_for_method_outputs = true;
+    const auto c = run(b.g, o);
+    CHECK(c.h2d == 0);
+    CHECK(c.d2h == 0);
+  }
+}
+
+TEST_CASE("propagate/executorch: skip_h2d with one input from a cpu op -> 1/1") {
+  builder b;
+  b.input("a").input("b").call("r", {"b"}).delegate("d0", cuda_device(0), {"a", "r"}).output({"d0"});
+  auto o = executorch();
+  o.skip_h2d_for_method_inputs = true;
+  const auto c = run(b.g, o);
+  CHECK(c.h2d == 1);
+  CHECK(c.d2h == 1);
+  CHECK(producer_of(b.g, "d0", 0).id == "a");
+  CHECK(producer_of(b.g, "d0", 1).op == op_kind::h2d_copy);
+}
+
+TEST_CASE("propagate/executorch: skip_h2d on an input with two consumers is an error naming both") {
+  builder b;
+  b.input("a").delegate("d0", cuda_device(0), {"a"}).call("r", {"a"}).output({"d0", "r"});
+  auto o = executorch();
+  o.skip_h2d_for_method_inputs = true;
+  try {
+    propagate_device(b.g, o);
+    FAIL("expected an error");
+  } catch (const graph_error& e) {
+    CHECK(e.node() == "a");
+    CHECK(e.field() == "consumers");
+    CHECK(std::string(e.what()).find("'d0', 'r'") != std::string::npos);
+  }
+}
