@@ -8,6 +8,7 @@
 
 #include "devpass/graph/verify.hpp"
 #include "devpass/passes/propagate_device.hpp"
+#include "random_graph.hpp"
 
 using namespace devpass;
 
@@ -230,5 +231,108 @@ TEST_CASE("propagate/executorch: skip_h2d on an input with two consumers is an e
     CHECK(e.node() == "a");
     CHECK(e.field() == "consumers");
     CHECK(std::string(e.what()).find("'d0', 'r'") != std::string::npos);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The devpass policy on the same cases: never more copies, the same placement invariants.
+
+TEST_CASE("propagate/devpass: never more copies than executorch on ExecuTorch's cases") {
+  struct named_case {
+    const char* name;
+    void (*build)(builder&);
+  };
+  const named_case cases[] = {
+      {"one add", [](builder& b) { b.input("a").input("b").delegate("d0", cuda_device(0), {"a", "b"}).output({"d0"}); }},
+      {"chain", [](builder& b) {
+         b.input("a").input("b").input("c").delegate("d0", cuda_device(0), {"a", "b"}).delegate("d1", cuda_device(0), {"d0", "c"}).output({"d1"});
+       }},
+      {"two devices", [](builder& b) {
+         b.input("a").input("b").input("c").delegate("d0", cuda_device(0), {"a", "b"}).delegate("d1", cuda_device(1), {"d0", "c"}).output({"d1"});
+       }},
+      {"diamond", [](builder& b) {
+         b.input("a").input("b").delegate("d0", cuda_device(0), {"a", "b"}).delegate("d1", cuda_device(0), {"d0", "a"})
+             .delegate("d2", cuda_device(0), {"d0", "b"}).delegate("d3", cuda_device(0), {"d1", "d2"}).output({"d3"});
+       }},
+      {"extra cpu consumer", [](builder& b) {
+         b.input("a").input("b").delegate("t", cuda_device(0), {"a", "b"}).delegate("u", cuda_device(0), {"t", "a"})
+             .call("w", {"t"}).output({"u", "w"});
+       }},
+      {"shared constant", [](builder& b) {
+         b.input("x").constant("w").delegate("d0", cuda_device(0), {"x", "w"}).delegate("d1", cuda_device(0), {"d0", "w"})
+             .call("r", {"d1"}).output({"r", "d1"});
+       }},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    builder e, d;
+    c.build(e);
+    c.build(d);
+    const auto ce = run(e.g, executorch());
+    const auto cd = run(d.g, {});
+    CHECK(cd.h2d <= ce.h2d);
+    CHECK(cd.d2h <= ce.d2h);
+    const auto full = count_copies(d.g);
+    CHECK(full.copies() <= ce.h2d + ce.d2h);
+  }
+}
+
+TEST_CASE("propagate/devpass: one h2d per (host value, device), shared by every consumer") {
+  builder b;
+  b.input("x").constant("w").delegate("d0", cuda_device(0), {"x", "w"}).delegate("d1", cuda_device(0), {"d0", "w", "w"}).output({"d1"});
+  const auto c = run(b.g, {});
+  CHECK(c.h2d == 2);  // x and w once each; executorch makes 5 and elides 1 (d0 -> d1)
+  CHECK(c.d2h == 1);
+  CHECK(producer_of(b.g, "d0", 1).id == producer_of(b.g, "d1", 1).id);
+  CHECK(producer_of(b.g, "d1", 1).id == producer_of(b.g, "d1", 2).id);
+  CHECK(producer_of(b.g, "d1", 1).id == "w@h2d.cuda:0");
+}
+
+TEST_CASE("propagate/devpass: a cross-device read is one direct d2d copy") {
+  builder b;
+  b.input("a").delegate("d0", cuda_device(0), {"a"}).delegate("d1", cuda_device(1), {"d0"}).output({"d1"});
+  run(b.g, {});
+  const node& copy = producer_of(b.g, "d1", 0);
+  CHECK(copy.op == op_kind::d2d_copy);
+  CHECK(copy.device == cuda_device(1));
+  CHECK(producer_of(b.g, copy.id, 0).id == "d0");
+  const auto c = count_copies(b.g);
+  CHECK(c.d2d == 1);
+  CHECK(c.h2d == 1);
+  CHECK(c.d2h == 1);
+}
+
+TEST_CASE("propagate/devpass: skip_h2d input with several consumers is placed on its first device consumer") {
+  builder b;
+  b.input("a").delegate("d0", cuda_device(0), {"a"}).delegate("d1", cuda_device(1), {"a"}).call("r", {"a"}).output({"d0", "d1", "r"});
+  propagate_options o;
+  o.skip_h2d_for_method_inputs = true;
+  run(b.g, o);
+  CHECK(b.g[*find_node(b.g, "a")].outputs[0].device == cuda_device(0));
+  CHECK(producer_of(b.g, "d0", 0).id == "a");
+  CHECK(producer_of(b.g, "d1", 0).op == op_kind::d2d_copy);
+  CHECK(producer_of(b.g, "r", 0).op == op_kind::d2h_copy);
+}
+
+TEST_CASE("propagate/devpass: skip_d2h leaves method outputs on the device") {
+  builder b;
+  b.input("a").delegate("d0", cuda_device(0), {"a"}).call("r", {"d0"}).output({"d0", "r"});
+  propagate_options o;
+  o.skip_d2h_for_method_outputs = true;
+  run(b.g, o);
+  CHECK(producer_of(b.g, "out", 0).id == "d0");
+  CHECK(producer_of(b.g, "r", 0).op == op_kind::d2h_copy);
+}
+
+TEST_CASE("propagate: compile-time policies give the same graphs as run-time selection") {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    builder unused;
+    graph a = testing::random_graph(seed), b = a, c = a, d = a;
+    propagate_device(a, {});
+    propagate_device_with<propagate_policy>(b, {});
+    CHECK(count_copies(a).copies() == count_copies(b).copies());
+    propagate_device(c, executorch());
+    propagate_device_with<executorch_propagate_policy>(d, executorch());
+    CHECK(count_copies(c).copies() == count_copies(d).copies());
   }
 }

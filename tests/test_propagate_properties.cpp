@@ -1,0 +1,117 @@
+// Device propagation on random graphs (fixed seeds): the properties both policies must keep.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <sstream>
+
+#include "devpass/graph/verify.hpp"
+#include "devpass/passes/propagate_device.hpp"
+#include "random_graph.hpp"
+
+using namespace devpass;
+
+namespace {
+
+// A canonical text of the graph: nodes in topological order with devices and operands.
+std::string canonical(const graph& g) {
+  std::ostringstream out;
+  for (const vertex v : topological_order(g)) {
+    const node& n = g[v];
+    out << n.id << " " << to_string(n.op) << " " << to_string(n.device) << " (";
+    for (const value_ref in : operands(g, v)) out << value_name(g, in) << " ";
+    out << ") ->";
+    for (const auto& s : n.outputs) out << " " << (s.device ? to_string(*s.device) : "?");
+    out << "\n";
+  }
+  return out.str();
+}
+
+// The original value a slot reads, looking through copies.
+std::string source_through_copies(const graph& g, value_ref v) {
+  while (is_copy(g[v.producer].op)) v = operand(g, v.producer, 0).value();
+  return value_name(g, v);
+}
+
+// (consumer id, slot) -> original value name, for every non-copy consumer.
+std::map<std::pair<std::string, std::uint32_t>, std::string> reads(const graph& g) {
+  std::map<std::pair<std::string, std::uint32_t>, std::string> result;
+  for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
+    if (is_copy(g[v].op)) continue;
+    const auto ops = operands(g, v);
+    for (std::uint32_t s = 0; s < ops.size(); ++s) result[{g[v].id, s}] = source_through_copies(g, ops[s]);
+  }
+  return result;
+}
+
+std::vector<propagate_options> all_options() {
+  std::vector<propagate_options> result;
+  for (const auto policy : {copy_policy::executorch, copy_policy::devpass})
+    for (const bool skip_h2d : {false, true})
+      for (const bool skip_d2h : {false, true})
+        for (const bool elide : {false, true})
+          result.push_back({.policy = policy, .skip_h2d_for_method_inputs = skip_h2d,
+                            .skip_d2h_for_method_outputs = skip_d2h, .elide = elide});
+  return result;
+}
+
+std::string describe(const propagate_options& o) {
+  return std::string(o.policy == copy_policy::executorch ? "executorch" : "devpass") +
+         (o.skip_h2d_for_method_inputs ? " skip_h2d" : "") + (o.skip_d2h_for_method_outputs ? " skip_d2h" : "") +
+         (o.elide ? "" : " no-elide");
+}
+
+}  // namespace
+
+TEST_CASE("propagate properties: verifier passes, values preserved, idempotent, on 60 random graphs") {
+  std::size_t runs = 0, rejected = 0;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    const graph original = testing::random_graph(seed);
+    const auto original_reads = reads(original);
+    for (const auto& options : all_options()) {
+      CAPTURE(seed);
+      CAPTURE(describe(options));
+      graph g = original;
+      try {
+        propagate_device(g, options);
+      } catch (const graph_error& e) {
+        // Only ExecuTorch's skip_h2d rejects graphs: an input with several consumers.
+        CHECK(options.policy == copy_policy::executorch);
+        CHECK(options.skip_h2d_for_method_inputs);
+        CHECK(e.field() == "consumers");
+        ++rejected;
+        continue;
+      }
+      ++runs;
+      const auto report = verify(g);
+      CHECK_MESSAGE(report.ok(), report.to_string());
+      CHECK(reads(g) == original_reads);
+      graph twice = g;
+      propagate_device(twice, options);
+      CHECK(canonical(twice) == canonical(g));
+    }
+  }
+  CHECK(runs > rejected);
+}
+
+TEST_CASE("propagate properties: devpass never makes more copies than executorch") {
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    CAPTURE(seed);
+    for (const bool skip_d2h : {false, true}) {
+      graph e = testing::random_graph(seed), d = e;
+      propagate_device(e, {.policy = copy_policy::executorch, .skip_d2h_for_method_outputs = skip_d2h});
+      propagate_device(d, {.policy = copy_policy::devpass, .skip_d2h_for_method_outputs = skip_d2h});
+      const auto ce = count_copies(e), cd = count_copies(d);
+      CHECK(cd.copies() <= ce.copies());
+      CHECK(cd.bytes() <= ce.bytes());
+    }
+  }
+}
+
+TEST_CASE("propagate properties: the same graph gives the same result, byte for byte") {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    graph a = testing::random_graph(seed), b = testing::random_graph(seed);
+    propagate_device(a, {});
+    propagate_device(b, {});
+    CHECK(canonical(a) == canonical(b));
+  }
+}
