@@ -1,5 +1,5 @@
-# Compiles SOURCE and succeeds only if compilation fails with a diagnostic matching the regex on
-# the file's first line (`// expect: <regex>`).
+# Compiles SOURCE and succeeds only if compilation fails and its first error line matches the
+# regex on the file's first line (`// expect: <regex>`).
 file(STRINGS ${SOURCE} first_line LIMIT_COUNT 1)
 string(REGEX REPLACE "^// expect: " "" expected "${first_line}")
 set(include_flags)
@@ -11,7 +11,9 @@ execute_process(COMMAND ${COMPILER} -std=c++20 -fsyntax-only ${include_flags} ${
 if(result EQUAL 0)
   message(FATAL_ERROR "${SOURCE} compiled, but it must not (expected: ${expected})")
 endif()
-if(NOT diagnostics MATCHES "${expected}")
-  message(FATAL_ERROR "${SOURCE} failed to compile for another reason than '${expected}':\n${diagnostics}")
+# The FIRST error line must name the mistake (not just some line deep in the instantiation stack).
+string(REGEX MATCH "[^\n]*error[^\n]*" first_error "${diagnostics}")
+if(NOT first_error MATCHES "${expected}")
+  message(FATAL_ERROR "${SOURCE}: the first error is not '${expected}':\n${first_error}\n\nfull diagnostics:\n${diagnostics}")
 endif()
 message(STATUS "failed to compile as expected: ${expected}")

@@ -1,0 +1,8 @@
+// expect: the action uses a capture that the pattern does not bind
+// An action may only use captures its pattern binds: `x` is not bound here.
+#include <devpass/rules.hpp>
+using namespace devpass::dsl;
+constexpr auto h = "h"_c;
+constexpr auto x = "x"_c;
+constexpr auto rule = h2d_copy.as(h) / rewire(h, x);
+int main() {}

@@ -1,0 +1,8 @@
+// expect: the guard reads a capture that the pattern does not bind
+// A guard may only read captures its pattern binds: `x` is not bound here.
+#include <devpass/rules.hpp>
+using namespace devpass::dsl;
+constexpr auto h = "h"_c;
+constexpr auto x = "x"_c;
+constexpr auto rule = h2d_copy.as(h)[same_device(h, x)] / erase(h);
+int main() {}

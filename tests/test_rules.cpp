@@ -1,0 +1,204 @@
+// Rules, actions and the rewrite driver: what each action does, first-match order, termination
+// and the iteration bound, determinism, counters.
+#include <doctest/doctest.h>
+
+#include "devpass/rules.hpp"
+
+using namespace devpass;
+using namespace devpass::dsl;
+
+namespace {
+constexpr auto x = "x"_c;
+constexpr auto d = "d"_c;
+constexpr auto h = "h"_c;
+constexpr auto c = "c"_c;
+
+struct no_options {};
+tensor_spec f32() { return {dtype::float32, {4}}; }
+
+// a(input) -> k(cuda:0 delegate) -> d2h -> h2d(cuda:0) -> m(cuda:0 delegate) -> out; d2h -> r(call) -> out
+struct chain {
+  graph g;
+  vertex a, k, dh, hd, m, r, out;
+  chain() {
+    a = add_node(g, {.id = "a", .op = op_kind::input, .outputs = {f32()}});
+    k = add_node(g, {.id = "k", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32()}});
+    dh = add_node(g, {.id = "dh", .op = op_kind::d2h_copy, .device = cuda_device(0), .outputs = {f32()}});
+    hd = add_node(g, {.id = "hd", .op = op_kind::h2d_copy, .device = cuda_device(0), .outputs = {f32()}});
+    m = add_node(g, {.id = "m", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32()}});
+    r = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "relu", .outputs = {f32()}});
+    out = add_node(g, {.id = "out", .op = op_kind::output});
+    connect(g, {a, 0}, k, 0);
+    connect(g, {k, 0}, dh, 0);
+    connect(g, {dh, 0}, hd, 0);
+    connect(g, {hd, 0}, m, 0);
+    connect(g, {dh, 0}, r, 0);
+    connect(g, {m, 0}, out, 0);
+    connect(g, {r, 0}, out, 1);
+  }
+};
+
+constexpr auto elide = h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[same_device(h, x)] / (rewire(h, x), erase(h), erase_if_dead(d));
+
+std::string id_of_operand(const graph& g, std::string_view consumer, std::uint32_t slot) {
+  return g[operand(g, *find_node(g, consumer), slot)->producer].id;
+}
+}  // namespace
+
+TEST_CASE("rules: a rule describes itself as written") {
+  CHECK(elide.describe() ==
+        "h2d_copy(d2h_copy(any as x) as d) as h [same_device(h, x)] / rewire(h, x), erase(h), erase_if_dead(d)");
+  CHECK(decltype(elide)::shrinks);
+  constexpr auto grow = on_use(delegate.as(d), any.as(x))[on_host(x)] / copy_into_use<op_kind::h2d_copy>(x, d);
+  CHECK_FALSE(decltype(grow)::shrinks);
+}
+
+TEST_CASE("actions: rewire + erase + erase_if_dead keep a d2h that still has a consumer") {
+  chain s;
+  rewrite_context<no_options> ctx(s.g, {});
+  const auto counters = apply_rules(make_table(elide), ctx);
+  CHECK(counters.rewrites == 1);
+  CHECK(counters.nodes_removed == 1);
+  CHECK(boost::num_vertices(s.g) == 6);
+  CHECK(id_of_operand(s.g, "m", 0) == "k");
+  CHECK(id_of_operand(s.g, "r", 0) == "dh");
+}
+
+TEST_CASE("actions: erase_if_dead removes the d2h once nothing reads it") {
+  chain s;
+  set_operand(s.g, s.r, 0, {s.a, 0});
+  rewrite_context<no_options> ctx(s.g, {});
+  apply_rules(make_table(elide), ctx);
+  CHECK(boost::num_vertices(s.g) == 5);
+  CHECK_FALSE(find_node(s.g, "dh"));
+}
+
+TEST_CASE("actions: erase of a node that still has uses is an error naming it") {
+  chain s;
+  rewrite_context<no_options> ctx(s.g, {});
+  const auto bad = make_table(d2h_copy.as(d) / erase(d));
+  try {
+    apply_rules(bad, ctx);
+    FAIL("expected an error");
+  } catch (const graph_error& e) {
+    CHECK(e.node() == "dh");
+    CHECK(e.field() == "uses");
+  }
+}
+
+TEST_CASE("actions: copy_into_use makes one copy per use, share_copy_into_use one per (value, device)") {
+  const auto build = [](graph& g) {
+    const vertex w = add_node(g, {.id = "w", .op = op_kind::constant, .outputs = {f32()}});
+    const vertex k = add_node(g, {.id = "k", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32()}});
+    const vertex o = add_node(g, {.id = "out", .op = op_kind::output});
+    connect(g, {w, 0}, k, 0);
+    connect(g, {w, 0}, k, 1);
+    connect(g, {k, 0}, o, 0);
+  };
+  SUBCASE("per use") {
+    graph g;
+    build(g);
+    rewrite_context<no_options> ctx(g, {});
+    apply_rules(make_table(on_use(delegate.as(d), constant.as(x)) / copy_into_use<op_kind::h2d_copy>(x, d)), ctx);
+    CHECK(id_of_operand(g, "k", 0) == "k@h2d.0");
+    CHECK(id_of_operand(g, "k", 1) == "k@h2d.1");
+    CHECK(g[*find_node(g, "k@h2d.0")].device == cuda_device(0));
+    CHECK(*g[*find_node(g, "k@h2d.0")].outputs[0].device == cuda_device(0));
+  }
+  SUBCASE("shared") {
+    graph g;
+    build(g);
+    rewrite_context<no_options> ctx(g, {});
+    apply_rules(make_table(on_use(delegate.as(d), constant.as(x)) / share_copy_into_use<op_kind::h2d_copy>(x, d)), ctx);
+    CHECK(id_of_operand(g, "k", 0) == "w@h2d.cuda:0");
+    CHECK(id_of_operand(g, "k", 1) == "w@h2d.cuda:0");
+    CHECK(ctx.counters.nodes_added == 1);
+  }
+}
+
+TEST_CASE("actions: copy_after moves the chosen uses to one copy, place_on records a device") {
+  chain s;
+  // k feeds r (host) and m (device): a d2h after k takes the host use only.
+  set_operand(s.g, s.r, 0, {s.k, 0});
+  set_operand(s.g, s.m, 0, {s.k, 0});
+  rewrite_context<no_options> ctx(s.g, {});
+  const auto host_reads = [](const auto& cx, devpass::use u) { return cx.g[u.consumer].op == op_kind::call; };
+  apply_rules(make_table(each_output(delegate.as(d))[device_delegate(d) && satisfies([](const auto& cx, value_ref v) {
+                return std::ranges::any_of(uses(cx.g, v), [&](devpass::use u) { return cx.g[u.consumer].op == op_kind::call; });
+              }, d)] / copy_after<op_kind::d2h_copy>(d, host_reads)),
+              ctx);
+  // k already has a d2h (dh): it is reused, not duplicated.
+  CHECK(id_of_operand(s.g, "r", 0) == "dh");
+  CHECK(id_of_operand(s.g, "m", 0) == "k");
+  CHECK(ctx.counters.nodes_added == 0);
+
+  graph g = chain{}.g;
+  rewrite_context<no_options> ctx2(g, {});
+  apply_rules(make_table(on_use(delegate.as(d), input.as(x))[on_host(x)] / place_on(x, d)), ctx2);
+  CHECK(g[*find_node(g, "a")].outputs[0].device == cuda_device(0));
+}
+
+TEST_CASE("driver: rules are tried in table order and the first match applies") {
+  chain s;
+  std::vector<std::string> fired;
+  rewrite_context<no_options> ctx(s.g, {});
+  apply_rules(make_table(h2d_copy(any.as(x)).as(h) /
+                             (apply([&](auto&, value_ref) { fired.push_back("first"); }, h), rewire(h, x), erase(h)),
+                         h2d_copy.as(h) / apply([&](auto&, value_ref) { fired.push_back("second"); }, h)),
+              ctx);
+  CHECK(fired == std::vector<std::string>{"first"});
+  CHECK(id_of_operand(s.g, "m", 0) == "dh");
+}
+
+TEST_CASE("driver: a rule that never reaches a fixed point hits the bound and is named") {
+  chain s;
+  rewrite_context<no_options> ctx(s.g, {});
+  const auto forever = make_table(call.as(c) / apply([](auto&, value_ref) {}, c));
+  try {
+    apply_rules(forever, ctx, {.bound = 50});
+    FAIL("expected the bound to be hit");
+  } catch (const rules::rewrite_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("call as c / apply(...)") != std::string::npos);
+    CHECK(what.find("51 times") != std::string::npos);
+  }
+}
+
+TEST_CASE("driver: shrinking rules run to a fixed point without a bound") {
+  // A chain of 200 dead d2h copies hanging off k: each erase frees the next.
+  chain s;
+  value_ref last{s.k, 0};
+  for (int i = 0; i < 200; ++i) {
+    const vertex v = add_node(s.g, {.id = "dead" + std::to_string(i), .op = op_kind::d2h_copy, .device = cuda_device(0), .outputs = {f32()}});
+    connect(s.g, last, v, 0);
+    last = {v, 0};
+  }
+  rewrite_context<no_options> ctx(s.g, {});
+  const auto counters = apply_rules(make_table(d2h_copy.as(d)[unused(d)] / erase(d)), ctx, {.bound = 1});
+  CHECK(counters.nodes_removed == 200);
+  CHECK(boost::num_vertices(s.g) == 7);
+}
+
+TEST_CASE("driver: deterministic — the same graph gives the same rewrites in the same order") {
+  const auto run = [] {
+    chain s;
+    std::vector<std::string> order;
+    rewrite_context<no_options> ctx(s.g, {});
+    apply_rules(make_table(on_use(any.as(c), any.as(x)) / apply([&](auto& cx, value_ref a, value_ref b) {
+                             order.push_back(cx.g[a.producer].id + "<" + cx.g[b.producer].id);
+                           }, c, x)),
+                ctx, {.bound = 8});
+    return order;
+  };
+  std::vector<std::string> first;
+  try {
+    first = run();
+  } catch (const rules::rewrite_error&) {
+  }
+  std::vector<std::string> second;
+  try {
+    second = run();
+  } catch (const rules::rewrite_error&) {
+  }
+  CHECK(first == second);
+}
