@@ -1,0 +1,136 @@
+// Pipelines: compile-time composition, policies that drop phases, run-time selection,
+// instrumentation (timing, statistics, print-after-each, verify-each).
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "devpass/passes/propagate_device.hpp"
+#include "devpass/pipeline/pipeline.hpp"
+
+using namespace devpass;
+using devpass::pattern::type_list;
+
+namespace {
+
+struct options {
+  bool run_second = true;
+  int* ran = nullptr;
+};
+
+struct first_phase {
+  static constexpr std::string_view name = "first";
+  using requires_ = type_list<pipeline::devices_assigned>;
+  using provides = type_list<pipeline::copies_explicit>;
+  template <class Policy>
+  static constexpr bool compiled_in = true;
+  pipeline::phase_result run(graph&, const options& o) const {
+    *o.ran += 1;
+    return {};
+  }
+};
+
+// Breaks the graph on purpose: a second output node.
+struct second_phase {
+  static constexpr std::string_view name = "second";
+  using requires_ = type_list<pipeline::copies_explicit>;
+  using provides = type_list<>;
+  template <class Policy>
+  static constexpr bool compiled_in = Policy::enable_second;
+  bool active(const options& o) const { return o.run_second; }
+  pipeline::phase_result run(graph& g, const options& o) const {
+    *o.ran += 10;
+    (void)add_node(g, {.id = "out2", .op = op_kind::output});
+    pipeline::phase_result r;
+    r.counters.nodes_added = 1;
+    return r;
+  }
+};
+
+struct with_second {
+  static constexpr bool enable_second = true;
+};
+struct without_second {
+  static constexpr bool enable_second = false;
+};
+
+graph tiny() {
+  graph g;
+  const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {{dtype::float32, {2}}}});
+  const vertex o = add_node(g, {.id = "out", .op = op_kind::output});
+  connect(g, {x, 0}, o, 0);
+  return g;
+}
+
+constexpr auto two_phases = pipeline::make_pipeline(first_phase{}, second_phase{});
+
+}  // namespace
+
+TEST_CASE("pipeline: a policy drops a phase at compile time") {
+  static_assert(second_phase::compiled_in<with_second>);
+  static_assert(!second_phase::compiled_in<without_second>);
+  int ran = 0;
+  graph g = tiny();
+  two_phases.run<without_second>(g, options{.ran = &ran});
+  CHECK(ran == 1);
+  ran = 0;
+  two_phases.run<with_second>(g, options{.ran = &ran});
+  CHECK(ran == 11);
+}
+
+TEST_CASE("pipeline: run-time options select phases that are compiled in") {
+  int ran = 0;
+  graph g = tiny();
+  two_phases.run<with_second>(g, options{.run_second = false, .ran = &ran});
+  CHECK(ran == 1);
+}
+
+TEST_CASE("instrumentation: timing and statistics per phase, in order") {
+  int ran = 0;
+  graph g = tiny();
+  pipeline::phase_timer timer;
+  pipeline::phase_statistics stats;
+  two_phases.run<with_second>(g, options{.ran = &ran}, pipeline::instrumentations(timer, stats));
+  REQUIRE(timer.phases.size() == 2);
+  CHECK(timer.phases[0].name == "first");
+  CHECK(timer.phases[1].name == "second");
+  CHECK(timer.total_seconds() >= 0);
+  REQUIRE(stats.phases.size() == 2);
+  CHECK(stats.phases[1].result.counters.nodes_added == 1);
+}
+
+TEST_CASE("instrumentation: print-after-each and verify-each") {
+  int ran = 0;
+  graph g = tiny();
+  std::ostringstream out;
+  const auto count_nodes = [](std::ostream& o, const graph& gr) { o << boost::num_vertices(gr) << " nodes\n"; };
+  pipeline::print_after_each<decltype(count_nodes)> printer{&out, count_nodes};
+  pipeline::verify_each verifier{.devices = false};
+  try {
+    two_phases.run<with_second>(g, options{.ran = &ran}, pipeline::instrumentations(printer, verifier));
+    FAIL("verify-each must stop the pipeline after the phase that broke the graph");
+  } catch (const pipeline::verify_failure& e) {
+    CHECK(e.phase() == "second");
+    CHECK(std::string(e.what()).find("output") != std::string::npos);
+  }
+  CHECK(out.str() == "// after first\n2 nodes\n// after second\n3 nodes\n");
+}
+
+TEST_CASE("instrumentation: the propagation phases report copies inserted and elided") {
+  graph g;
+  const tensor_spec s{dtype::float32, {2, 2}};
+  const vertex a = add_node(g, {.id = "a", .op = op_kind::input, .outputs = {s}});
+  const vertex d0 = add_node(g, {.id = "d0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {s}});
+  const vertex d1 = add_node(g, {.id = "d1", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {s}});
+  const vertex o = add_node(g, {.id = "out", .op = op_kind::output});
+  connect(g, {a, 0}, d0, 0);
+  connect(g, {d0, 0}, d1, 0);
+  connect(g, {d1, 0}, o, 0);
+  pipeline::phase_statistics stats;
+  propagate_device_with<executorch_propagate_policy>(g, {.policy = copy_policy::executorch}, stats);
+  std::vector<std::string> names;
+  for (const auto& p : stats.phases) names.push_back(p.name);
+  CHECK(names == std::vector<std::string>{"insert-input-copies", "insert-output-copies", "elide-round-trips", "annotate-devices"});
+  CHECK(stats.phases[0].result.copies_inserted == 2);
+  CHECK(stats.phases[1].result.copies_inserted == 2);
+  CHECK(stats.phases[2].result.copies_elided == 2);
+}
