@@ -1,0 +1,136 @@
+// bench/flat_propagation.hpp — the baseline for `scripts/bench propagate`: a minimal hand-written
+// flat-array implementation of the same job as the executorch policy (insert an h2d per device
+// delegate input slot and a d2h per used device-delegate output, then elide same-device round
+// trips and drop dead d2h copies, then compact). No graph library, no strings, no patterns:
+// what a tuned special-purpose program costs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "devpass/graph/graph.hpp"
+
+namespace devpass::bench {
+
+struct flat_graph {
+  enum kind : std::uint8_t { input, constant, delegate, call, h2d, d2h, output };
+  std::vector<std::uint8_t> op;
+  std::vector<std::int32_t> dev;          // -1 host, else cuda index
+  std::vector<std::uint32_t> first_input;  // operands of node i: [first_input[i], first_input[i] + arity[i])
+  std::vector<std::uint32_t> arity;
+  std::vector<std::uint32_t> src_node;     // per operand: producer
+  std::vector<std::uint32_t> src_output;   // per operand: producer output
+  std::vector<std::uint32_t> outputs;      // number of outputs per node
+};
+
+inline flat_graph to_flat(const graph& g) {
+  flat_graph f;
+  const auto n = boost::num_vertices(g);
+  for (vertex v = 0; v < n; ++v) {
+    const node& x = g[v];
+    f.op.push_back(x.op == op_kind::input ? flat_graph::input
+                   : x.op == op_kind::constant ? flat_graph::constant
+                   : x.op == op_kind::delegate ? flat_graph::delegate
+                   : x.op == op_kind::output ? flat_graph::output
+                                             : flat_graph::call);
+    f.dev.push_back(x.op == op_kind::delegate && !x.device.is_host() ? x.device.index : -1);
+    f.first_input.push_back(static_cast<std::uint32_t>(f.src_node.size()));
+    f.arity.push_back(x.arity);
+    for (const value_ref in : operands(g, v)) {
+      f.src_node.push_back(static_cast<std::uint32_t>(in.producer));
+      f.src_output.push_back(in.output);
+    }
+    f.outputs.push_back(static_cast<std::uint32_t>(x.outputs.size()));
+  }
+  return f;
+}
+
+struct flat_result {
+  std::size_t h2d = 0, d2h = 0, nodes = 0;
+};
+
+// Insert, elide, compact. Returns the copy counts of the final graph.
+inline flat_result flat_propagate(flat_graph f) {
+  const std::uint32_t original = static_cast<std::uint32_t>(f.op.size());
+  const auto add_copy = [&](std::uint8_t kind, std::int32_t dev, std::uint32_t node, std::uint32_t output) {
+    const auto id = static_cast<std::uint32_t>(f.op.size());
+    f.op.push_back(kind);
+    f.dev.push_back(dev);
+    f.first_input.push_back(static_cast<std::uint32_t>(f.src_node.size()));
+    f.arity.push_back(1);
+    f.src_node.push_back(node);
+    f.src_output.push_back(output);
+    f.outputs.push_back(1);
+    return id;
+  };
+  // Phase 1: an h2d per (device delegate, slot).
+  for (std::uint32_t v = 0; v < original; ++v) {
+    if (f.op[v] != flat_graph::delegate || f.dev[v] < 0) continue;
+    for (std::uint32_t i = f.first_input[v], e = i + f.arity[v]; i < e; ++i) {
+      const std::uint32_t h = add_copy(flat_graph::h2d, f.dev[v], f.src_node[i], f.src_output[i]);
+      f.src_node[i] = h;
+      f.src_output[i] = 0;
+    }
+  }
+  // Phase 2: one d2h per used device-delegate output; every consumer of it reads the d2h.
+  // d2h_of[first_value[v] + k] is the d2h of output k of v (0: none yet).
+  std::vector<std::uint32_t> first_value(original + 1, 0);
+  for (std::uint32_t v = 0; v < original; ++v) first_value[v + 1] = first_value[v] + f.outputs[v];
+  std::vector<std::uint32_t> d2h_of(first_value[original], 0);
+  const std::size_t operand_count = f.src_node.size();
+  for (std::size_t i = 0; i < operand_count; ++i) {
+    const std::uint32_t p = f.src_node[i];
+    if (p >= original || f.op[p] != flat_graph::delegate || f.dev[p] < 0) continue;
+    std::uint32_t& d = d2h_of[first_value[p] + f.src_output[i]];
+    if (d == 0) d = add_copy(flat_graph::d2h, f.dev[p], p, f.src_output[i]);
+    f.src_node[i] = d;
+    f.src_output[i] = 0;
+  }
+  // Phase 3: h2d(d2h(x)) with x on the h2d's device: the consumer reads x; dead copies go.
+  const auto total = static_cast<std::uint32_t>(f.op.size());
+  std::vector<std::uint32_t> uses(total, 0);
+  for (std::size_t i = 0; i < f.src_node.size(); ++i) ++uses[f.src_node[i]];
+  std::vector<std::uint32_t> consumer_operand(total, 0);  // the one operand an h2d feeds
+  for (std::uint32_t v = 0; v < original; ++v)
+    for (std::uint32_t i = f.first_input[v], e = i + f.arity[v]; i < e; ++i)
+      if (f.op[f.src_node[i]] == flat_graph::h2d) consumer_operand[f.src_node[i]] = i;
+  std::vector<char> dead(total, 0);
+  for (std::uint32_t h = original; h < total; ++h) {
+    if (f.op[h] != flat_graph::h2d) continue;
+    const std::uint32_t d = f.src_node[f.first_input[h]];
+    if (f.op[d] != flat_graph::d2h) continue;
+    const std::uint32_t x = f.src_node[f.first_input[d]];
+    if (f.dev[x] != f.dev[h]) continue;
+    const std::uint32_t i = consumer_operand[h];
+    f.src_node[i] = x;
+    f.src_output[i] = f.src_output[f.first_input[d]];
+    dead[h] = 1;
+    if (--uses[d] == 0) dead[d] = 1;
+  }
+  // Compact: renumber the live nodes and rewrite their operands.
+  std::vector<std::uint32_t> renumber(total, 0);
+  flat_graph out;
+  flat_result r;
+  for (std::uint32_t v = 0; v < total; ++v) {
+    if (dead[v]) continue;
+    renumber[v] = static_cast<std::uint32_t>(out.op.size());
+    out.op.push_back(f.op[v]);
+    out.dev.push_back(f.dev[v]);
+    out.arity.push_back(f.arity[v]);
+    out.outputs.push_back(f.outputs[v]);
+    r.h2d += f.op[v] == flat_graph::h2d;
+    r.d2h += f.op[v] == flat_graph::d2h;
+  }
+  for (std::uint32_t v = 0; v < total; ++v) {
+    if (dead[v]) continue;
+    out.first_input.push_back(static_cast<std::uint32_t>(out.src_node.size()));
+    for (std::uint32_t i = f.first_input[v], e = i + f.arity[v]; i < e; ++i) {
+      out.src_node.push_back(renumber[f.src_node[i]]);
+      out.src_output.push_back(f.src_output[i]);
+    }
+  }
+  r.nodes = out.op.size();
+  return r;
+}
+
+}  // namespace devpass::bench
