@@ -336,3 +336,14 @@ TEST_CASE("propagate: compile-time policies give the same graphs as run-time sel
     CHECK(count_copies(c).copies() == count_copies(d).copies());
   }
 }
+
+TEST_CASE("propagate: a constant that already lives on the device is read directly, both policies") {
+  for (const auto policy : {copy_policy::executorch, copy_policy::devpass}) {
+    builder b;
+    b.input("x").constant("w").delegate("d0", cuda_device(0), {"x", "w"}).output({"d0"});
+    b.g[b.by_id.at("w")].outputs[0].device = cuda_device(0);
+    const auto c = run(b.g, {.policy = policy});
+    CHECK(c.h2d == 1);
+    CHECK(producer_of(b.g, "d0", 1).id == "w");
+  }
+}

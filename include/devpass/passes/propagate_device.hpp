@@ -104,12 +104,15 @@ inline constexpr auto c = "c"_c;
 
 inline constexpr auto skip_h2d = when([](const auto& ctx) { return ctx.options.skip_h2d_for_method_inputs; });
 
-// A method input placed by skip_h2d, or a value already made on a device by a copy: no h2d.
+// What ExecuTorch's phase 1 copies to the device: values on the host, and the outputs of device
+// delegates (phase 2 puts a d2h under those copies, phase 3 removes same-device pairs). Not
+// copies, and not method inputs or constants that already live on a device.
 inline constexpr auto host_side_value = satisfies(
     [](const auto& ctx, value_ref v) {
       const node& n = ctx.g[v.producer];
       if (n.op == op_kind::h2d_copy || n.op == op_kind::d2d_copy) return false;
-      return !(n.op == op_kind::input && !location_of(ctx.g, v).is_host());
+      if (n.op == op_kind::delegate && !n.device.is_host()) return true;
+      return location_of(ctx.g, v).is_host();
     },
     x);
 
