@@ -72,7 +72,12 @@ struct use {
 
 [[nodiscard]] inline const std::string& method_name(const graph& g) { return g[boost::graph_bundle].name; }
 
-[[nodiscard]] inline vertex add_node(graph& g, node n) { return boost::add_vertex(std::move(n), g); }
+// Moves the node in (boost::add_vertex(property, g) would copy its strings and vectors).
+[[nodiscard]] inline vertex add_node(graph& g, node n) {
+  const vertex v = boost::add_vertex(g);
+  g[v] = std::move(n);
+  return v;
+}
 
 // Feeds input slot `slot` of `consumer` from `value`; grows the consumer's arity if needed.
 inline void connect(graph& g, value_ref value, vertex consumer, std::uint32_t slot) {
@@ -168,22 +173,32 @@ inline void erase_node(graph& g, vertex v) {
 }
 
 // Removes every erased node in one sweep, keeping the order of the others and of each node's
-// in-edges. Invalidates every descriptor.
+// in-edges. Invalidates every descriptor. O(V + E), in place: erased nodes have no edges, so the
+// sweep renumbers the vertex index stored in each edge (the graph's edge list and every
+// vertex's in/out lists) and slides the live vertices down. This reaches into
+// adjacency_list's storage (m_vertices, m_edges), which is public and stable in Boost.Graph;
+// rebuilding a second graph instead costs an allocation per node and per edge.
 inline void compact(graph& g) {
   if (!has_erased_nodes(g)) return;
   const std::size_t n = boost::num_vertices(g);
-  constexpr vertex none = static_cast<vertex>(-1);
-  std::vector<vertex> renumber(n, none);
-  graph result;
-  result[boost::graph_bundle] = std::move(g[boost::graph_bundle]);
+  std::vector<vertex> renumber(n, 0);
+  vertex next = 0;
   for (vertex v = 0; v < n; ++v)
-    if (!g[v].erased) renumber[v] = boost::add_vertex(std::move(g[v]), result);
-  for (vertex v = 0; v < n; ++v) {
-    if (renumber[v] == none) continue;
-    for (const auto e : boost::make_iterator_range(boost::in_edges(v, g)))
-      boost::add_edge(renumber[boost::source(e, g)], renumber[v], g[e], result);
+    if (!g[v].erased) renumber[v] = next++;
+  for (auto& e : g.m_edges) {
+    e.m_source = renumber[e.m_source];
+    e.m_target = renumber[e.m_target];
   }
-  g = std::move(result);
+  next = 0;
+  for (vertex v = 0; v < n; ++v) {
+    auto& stored = g.m_vertices[v];
+    if (stored.m_property.erased) continue;
+    for (auto& out : stored.m_out_edges) out.get_target() = renumber[out.get_target()];
+    for (auto& in : stored.m_in_edges) in.get_target() = renumber[in.get_target()];
+    if (next != v) g.m_vertices[next] = std::move(stored);
+    ++next;
+  }
+  g.m_vertices.erase(g.m_vertices.begin() + static_cast<std::ptrdiff_t>(next), g.m_vertices.end());
 }
 
 // Nodes by op, in vertex order.

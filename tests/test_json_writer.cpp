@@ -1,0 +1,218 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "devpass/io/json_reader.hpp"
+#include "devpass/io/json_writer.hpp"
+
+using namespace devpass;
+
+namespace {
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Two graphs are the same when the nodes with the same id agree on everything and read the same
+// values (named by producer id), whatever their vertex order.
+void check_same_graph(const graph& a, const graph& b) {
+  CHECK(method_name(a) == method_name(b));
+  REQUIRE(boost::num_vertices(a) == boost::num_vertices(b));
+  std::map<std::string, vertex> in_b;
+  for (const auto v : boost::make_iterator_range(boost::vertices(b))) in_b[b[v].id] = v;
+  for (const auto v : boost::make_iterator_range(boost::vertices(a))) {
+    const node& x = a[v];
+    INFO("node " << x.id);
+    REQUIRE(in_b.count(x.id) == 1);
+    const vertex w = in_b[x.id];
+    const node& y = b[w];
+    CHECK(x.op == y.op);
+    CHECK(x.device == y.device);
+    CHECK(x.kernel == y.kernel);
+    CHECK(x.outputs == y.outputs);
+    CHECK(x.attrs == y.attrs);
+    REQUIRE(x.arity == y.arity);
+    const auto xs = operands(a, v), ys = operands(b, w);
+    for (std::uint32_t s = 0; s < x.arity; ++s) CHECK(value_name(a, xs[s]) == value_name(b, ys[s]));
+  }
+}
+
+tensor_spec f32(std::int64_t n) { return {dtype::float32, {n, n}}; }
+
+// x -> d0(cuda:0, two outputs) -> r(call) -> out; out also reads d0:1.
+graph small_graph() {
+  graph g;
+  g[boost::graph_bundle].name = "small";
+  const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {f32(2)}});
+  const vertex d0 = add_node(g, {.id = "d0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add",
+                                 .outputs = {f32(2), f32(2)}, .attrs = R"({"k":[1,2]})"});
+  const vertex r = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "relu", .outputs = {f32(2)}});
+  const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
+  connect(g, {x, 0}, d0, 0);
+  connect(g, {x, 0}, d0, 1);
+  connect(g, {d0, 0}, r, 0);
+  connect(g, {r, 0}, out, 0);
+  connect(g, {d0, 1}, out, 1);
+  return g;
+}
+
+const char* const small_graph_json =
+    "{\"format\":\"devpass.graph/1\",\"name\":\"small\",\"nodes\":[\n"
+    "{\"id\":\"x\",\"op\":\"input\",\"outputs\":[{\"dtype\":\"float32\",\"shape\":[2,2]}]},\n"
+    "{\"id\":\"d0\",\"op\":\"delegate\",\"device\":\"cuda:0\",\"kernel\":\"add\",\"inputs\":[\"x\",\"x\"],"
+    "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[2,2]},{\"dtype\":\"float32\",\"shape\":[2,2]}],\"attrs\":{\"k\":[1,2]}},\n"
+    "{\"id\":\"r\",\"op\":\"call\",\"kernel\":\"relu\",\"inputs\":[\"d0\"],\"outputs\":[{\"dtype\":\"float32\",\"shape\":[2,2]}]},\n"
+    "{\"id\":\"out\",\"op\":\"output\",\"inputs\":[\"r\",\"d0:1\"]}\n"
+    "]}\n";
+
+}  // namespace
+
+TEST_CASE("writer: writes compact JSON, one node per line, in a fixed field order") {
+  CHECK(to_json(small_graph()) == small_graph_json);
+}
+
+TEST_CASE("writer: the stream and string forms agree and are deterministic") {
+  const graph g = small_graph();
+  std::ostringstream os;
+  write_graph(g, os);
+  CHECK(os.str() == to_json(g));
+  CHECK(to_json(g) == to_json(small_graph()));
+}
+
+TEST_CASE("writer: nodes come out in a topological order, not vertex order") {
+  graph g;
+  g[boost::graph_bundle].name = "rev";
+  const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
+  const vertex c = add_node(g, {.id = "c", .op = op_kind::call, .kernel = "k", .outputs = {f32(1)}});
+  const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {f32(1)}});
+  connect(g, {x, 0}, c, 0);
+  connect(g, {c, 0}, out, 0);
+  const std::string text = to_json(g);
+  CHECK(text.find("\"id\":\"x\"") < text.find("\"id\":\"c\""));
+  CHECK(text.find("\"id\":\"c\"") < text.find("\"id\":\"out\""));
+  const graph back = read_graph_string(text);
+  CHECK(back[0].id == "x");
+  CHECK(back[2].id == "out");
+  check_same_graph(g, back);
+}
+
+TEST_CASE("writer: a given order is followed and checked") {
+  const graph g = small_graph();
+  const std::vector<vertex> order{0, 1, 2, 3};
+  CHECK(to_json(g, &order) == small_graph_json);
+  const std::vector<vertex> missing{0, 1, 3};
+  try {
+    (void)to_json(g, &missing);
+    FAIL("an incomplete order was accepted");
+  } catch (const graph_error& e) {
+    CHECK(e.node() == "r");
+    CHECK(e.field() == "order");
+    CHECK(e.problem() == "the node is missing from the write order");
+  }
+  const std::vector<vertex> twice{0, 1, 1, 2, 3};
+  CHECK_THROWS_WITH_AS((void)to_json(g, &twice), "node 'd0': order: the node appears twice in the write order",
+                       graph_error);
+}
+
+TEST_CASE("writer: skips erased nodes") {
+  graph g = small_graph();
+  const vertex extra = add_node(g, {.id = "dead", .op = op_kind::constant, .outputs = {f32(1)}});
+  erase_node(g, extra);
+  CHECK(to_json(g) == small_graph_json);
+}
+
+TEST_CASE("writer: tensor spec device, mem_id and offset are written when set") {
+  graph g;
+  const vertex x = add_node(g, {.id = "x", .op = op_kind::input,
+                                .outputs = {{dtype::int64, {3}, cuda_device(1), 2, 64}, {dtype::bool_, {}, cpu_device}}});
+  const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
+  connect(g, {x, 1}, out, 0);
+  const std::string text = to_json(g);
+  CHECK(text.find(R"({"dtype":"int64","shape":[3],"device":"cuda:1","mem_id":2,"offset":64})") != std::string::npos);
+  CHECK(text.find(R"({"dtype":"bool","shape":[],"device":"cpu"})") != std::string::npos);
+  check_same_graph(g, read_graph_string(text));
+}
+
+TEST_CASE("writer: escapes strings so that they read back unchanged") {
+  graph g;
+  g[boost::graph_bundle].name = "q\"uote\\back\nline";
+  const std::string odd = std::string("a\"b\\c/d\te\x01\x1f") + "\xc3\xa9";  // ends in U+00E9
+  const vertex x = add_node(g, {.id = odd, .op = op_kind::input, .outputs = {f32(1), f32(1)}});
+  const vertex c = add_node(g, {.id = "c", .op = op_kind::call, .kernel = "k\r\b\f", .outputs = {f32(1)}});
+  const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
+  connect(g, {x, 1}, c, 0);
+  connect(g, {c, 0}, out, 0);
+  const std::string text = to_json(g);
+  CHECK(text.find(R"("id":"a\"b\\c/d\te\u0001\u001f)" "\xc3\xa9\"") != std::string::npos);
+  CHECK(text.find(R"("kernel":"k\r\b\f")") != std::string::npos);
+  CHECK(text.find(R"("inputs":["a\"b\\c/d\te\u0001\u001f)" "\xc3\xa9:1\"]") != std::string::npos);
+  const graph back = read_graph_string(text);
+  CHECK(method_name(back) == method_name(g));
+  check_same_graph(g, back);
+  CHECK(to_json(back) == text);
+}
+
+TEST_CASE("writer: a cycle is reported, not written") {
+  graph g;
+  const vertex a = add_node(g, {.id = "a", .op = op_kind::call, .kernel = "k", .outputs = {f32(1)}});
+  const vertex b = add_node(g, {.id = "b", .op = op_kind::call, .kernel = "k", .outputs = {f32(1)}});
+  connect(g, {a, 0}, b, 0);
+  connect(g, {b, 0}, a, 0);
+  CHECK_THROWS_AS((void)to_json(g), graph_error);
+}
+
+TEST_CASE("writer: round-trips every sample graph byte for byte") {
+  std::size_t files = 0;
+  for (const char* dir : {"cases", "models"}) {
+    std::vector<std::filesystem::path> paths;
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(DEVPASS_SHARED_DIR "/graphs/") + dir))
+      if (entry.path().extension() == ".json") paths.push_back(entry.path());
+    std::sort(paths.begin(), paths.end());
+    for (const auto& path : paths) {
+      INFO(path.string());
+      const graph g = read_graph_file(path.string());
+      const std::string once = to_json(g);
+      const graph back = read_graph_string(once, path.string());
+      check_same_graph(g, back);
+      CHECK(to_json(back) == once);
+      ++files;
+    }
+  }
+  CHECK(files == 13);
+}
+
+TEST_CASE("writer: write_graph_file replaces the file only when writing succeeds") {
+  const auto dir = std::filesystem::temp_directory_path() / ("devpass_writer_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "g.json").string();
+  write_graph_file(small_graph(), path);
+  CHECK(slurp(path) == small_graph_json);
+
+  graph cyclic;
+  const vertex a = add_node(cyclic, {.id = "a", .op = op_kind::call, .kernel = "k", .outputs = {f32(1)}});
+  connect(cyclic, {a, 0}, a, 0);
+  CHECK_THROWS_AS(write_graph_file(cyclic, path), graph_error);
+  CHECK(slurp(path) == small_graph_json);
+
+  // A writer that fails half way leaves the old file and no temporary behind.
+  CHECK_THROWS_AS(write_file_atomically(path,
+                                        [](std::ostream& os) {
+                                          os << "partial";
+                                          throw graph_error("", "", "", "stop");
+                                        }),
+                  graph_error);
+  CHECK(slurp(path) == small_graph_json);
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++entries;
+  CHECK(entries == 1);
+
+  CHECK_THROWS_AS(write_graph_file(small_graph(), (dir / "no_such_dir" / "g.json").string()), graph_error);
+  std::filesystem::remove_all(dir);
+}
