@@ -60,6 +60,24 @@ TEST_CASE("verify_structure: reports an empty id and a duplicate id") {
   CHECK(r.problems[1].problem() == "duplicate id (also node #2)");
 }
 
+TEST_CASE("verify_structure: every later copy of an id is reported against the first") {
+  placed_graph s;
+  s.g[s.b].id = "x";
+  s.g[s.r].id = "x";
+  CHECK(lines(verify_structure(s.g)) == std::vector<std::string>{"node 'x': id: duplicate id (also node #0)",
+                                                                  "node 'x': id: duplicate id (also node #0)"});
+}
+
+TEST_CASE("verify_structure: a vertex order that is not topological is not a cycle") {
+  graph g;
+  const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
+  const vertex r = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "relu", .outputs = {f32(2)}});
+  const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {f32(2)}});
+  connect(g, {x, 0}, r, 0);
+  connect(g, {r, 0}, out, 0);
+  CHECK(verify(g).ok());
+}
+
 TEST_CASE("verify_structure: names a node on a cycle") {
   placed_graph s;
   // r feeds h's (second) slot: h -> d -> b -> r -> h.

@@ -17,7 +17,8 @@
 #include <cstddef>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <string_view>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -80,6 +81,37 @@ inline std::optional<device> produces_on(const node& n) {
   }
 }
 
+// The first node with each id: open addressing over (hash, vertex), ids compared only when the
+// hashes match. A node-based map costs an allocation per node, which dominated verifying 1M nodes.
+class first_id_index {
+ public:
+  static constexpr vertex none = static_cast<vertex>(-1);
+  explicit first_id_index(std::size_t count) {
+    std::size_t capacity = 16;
+    while (capacity < 2 * count) capacity *= 2;
+    slots_.assign(capacity, {0, none});
+  }
+  // The earlier node whose id is `id`, or none after recording v as the first one.
+  vertex find_or_insert(const graph& g, vertex v, std::string_view id) {
+    const std::uint64_t hash = std::hash<std::string_view>{}(id);
+    for (std::size_t i = hash & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+      slot& s = slots_[i];
+      if (s.node == none) {
+        s = {hash, v};
+        return none;
+      }
+      if (s.hash == hash && g[s.node].id == id) return s.node;
+    }
+  }
+
+ private:
+  struct slot {
+    std::uint64_t hash;
+    vertex node;
+  };
+  std::vector<slot> slots_;
+};
+
 }  // namespace detail
 
 // Structural well-formedness. Per node, in vertex order: id, op/device, kernel, outputs, inputs
@@ -88,10 +120,11 @@ inline std::optional<device> produces_on(const node& n) {
 [[nodiscard]] inline verify_report verify_structure(const graph& g) {
   verify_report r;
   const std::size_t n = boost::num_vertices(g);
-  std::unordered_map<std::string, vertex> first_with_id;
-  first_with_id.reserve(n);
+  detail::first_id_index first_with_id(n);
   std::vector<vertex> output_nodes;
   std::vector<std::uint32_t> slot_uses;
+  std::vector<std::pair<std::uint32_t, std::string>> bad_refs;
+  bool backward_edge = false;  // without one, vertex order is topological and there is no cycle
 
   for (vertex v = 0; v < n; ++v) {
     const node& nd = g[v];
@@ -101,8 +134,8 @@ inline std::optional<device> produces_on(const node& n) {
     // id
     if (id.empty()) {
       detail::report(r, "", "id", detail::node_ordinal(v) + " has an empty id");
-    } else if (const auto [it, fresh] = first_with_id.try_emplace(id, v); !fresh) {
-      detail::report(r, id, "id", "duplicate id (also " + detail::node_ordinal(it->second) + ")");
+    } else if (const vertex first = first_with_id.find_or_insert(g, v, id); first != detail::first_id_index::none) {
+      detail::report(r, id, "id", "duplicate id (also " + detail::node_ordinal(first) + ")");
     }
 
     // op and device: the ops whose device is fixed by what they are.
@@ -142,6 +175,7 @@ inline std::optional<device> produces_on(const node& n) {
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
       if (g[e].slot < nd.arity) ++slot_uses[g[e].slot];
       else beyond_arity = true;
+      if (boost::source(e, g) >= v) backward_edge = true;
     }
     for (std::uint32_t s = 0; s < nd.arity; ++s) {
       if (slot_uses[s] == 0) detail::report(r, id, "inputs", "input " + std::to_string(s) + " is not connected");
@@ -152,7 +186,7 @@ inline std::optional<device> produces_on(const node& n) {
     if (beyond_arity)
       detail::report(r, id, "inputs", "an edge feeds a slot beyond the arity " + std::to_string(nd.arity));
     // Edge lists are in insertion order; report by slot so the order does not depend on history.
-    std::vector<std::pair<std::uint32_t, std::string>> bad_refs;
+    bad_refs.clear();
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
       const node& producer = g[boost::source(e, g)];
       if (producer.erased)
@@ -180,10 +214,12 @@ inline std::optional<device> produces_on(const node& n) {
   for (std::size_t i = 1; i < output_nodes.size(); ++i)
     detail::report(r, g[output_nodes[i]].id, "op", "a second output node (the first is '" + g[output_nodes[0]].id + "')");
 
-  try {
-    (void)topological_order(g);
-  } catch (const graph_error& e) {
-    r.problems.push_back(e);
+  if (backward_edge) {
+    try {
+      (void)topological_order(g);
+    } catch (const graph_error& e) {
+      r.problems.push_back(e);
+    }
   }
   return r;
 }

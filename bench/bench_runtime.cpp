@@ -1,0 +1,127 @@
+// bench_runtime — the executor's cost per node on the emulated path, and, where a GPU is usable,
+// the CUDA allocator's copy bandwidth against a raw cudaMemcpyAsync of the same bytes in the same
+// run (the ratio is the figure to watch; goal >= 0.9). JSON lines as scripts/bench expects.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "devpass/planning/memory_planner.hpp"
+#include "devpass/runtime/default_allocators.hpp"
+#include "devpass/runtime/executor.hpp"
+#if defined(DEVPASS_HAS_CUDA)
+#include <cuda_runtime_api.h>
+
+#include "devpass/runtime/cuda/cuda_allocator.hpp"
+#include "devpass/runtime/cuda/device_query.hpp"
+#endif
+
+using namespace devpass;
+using namespace devpass::runtime;
+
+namespace {
+
+void emit(const char* metric, double value, const char* unit) {
+  std::printf("{\"bench\":\"runtime\",\"metric\":\"%s\",\"value\":%.4g,\"unit\":\"%s\"}\n", metric, value, unit);
+}
+
+template <class F>
+double best_seconds(int repeats, F&& f) {
+  double best = 1e300;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
+// input -> h2d -> n delegates on cuda:0 (a one-element kernel) -> d2h -> output.
+graph chain(std::uint32_t n) {
+  const tensor_spec s{dtype::float32, {16}};
+  graph g;
+  node in{"x", op_kind::input, cpu_device, "", {s}};
+  vertex prev = add_node(g, in);
+  node h2d{"x@h2d", op_kind::h2d_copy, cuda_device(0), "", {s}};
+  const vertex c = add_node(g, h2d);
+  connect(g, {prev, 0}, c, 0);
+  prev = c;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    node d{"d" + std::to_string(i), op_kind::delegate, cuda_device(0), "inc", {s}};
+    const vertex v = add_node(g, d);
+    connect(g, {prev, 0}, v, 0);
+    prev = v;
+  }
+  node d2h{"y@d2h", op_kind::d2h_copy, cuda_device(0), "", {s}};
+  const vertex back = add_node(g, d2h);
+  connect(g, {prev, 0}, back, 0);
+  node out{"out", op_kind::output, cpu_device, "", {}};
+  connect(g, {back, 0}, add_node(g, out), 0);
+  return g;
+}
+
+void executor_overhead() {
+  constexpr std::uint32_t nodes = 20000;
+  kernel_registry kernels;
+  kernels.add("inc", {nullptr, [](const kernel_call& c) { c.outputs[0].as<float>()[0] = c.inputs[0].as<float>()[0] + 1; }, nullptr});
+  graph g = chain(nodes);
+  default_allocators allocators = make_default_allocators(devices_of(g), false);
+  const auto inputs = make_method_inputs(g, allocators.registry, 1);
+  const memory_plan unplanned{};
+  const double own = best_seconds(5, [&] { (void)execute(g, unplanned, allocators.registry, kernels, inputs); });
+  const memory_plan plan = plan_memory(g);
+  const double planned = best_seconds(5, [&] { (void)execute(g, plan, allocators.registry, kernels, inputs); });
+  emit("executor_ns_per_node_planned_emulated", planned / (nodes + 4) * 1e9, "ns");
+  emit("executor_ns_per_node_unplanned_emulated", own / (nodes + 4) * 1e9, "ns");
+}
+
+#if defined(DEVPASS_HAS_CUDA)
+void copy_bandwidth() {
+  if (cuda::usable_device_count() == 0) return;
+  constexpr std::uint64_t bytes = std::uint64_t{256} << 20;
+  auto dev = cuda::make_cuda_allocator(cuda_device(0));
+  auto pinned = cuda::make_pinned_host_allocator();
+  device_buffer d(*dev, bytes, 256), h(*pinned, bytes, 64);
+  std::vector<std::byte> pageable(bytes, std::byte{1});
+  std::fill_n(h.bytes(), bytes, std::byte{2});
+  auto stream = static_cast<cudaStream_t>(dev->native_stream());
+  const auto gbs = [&](double seconds) { return static_cast<double>(bytes) / seconds / 1e9; };
+
+  const double h2d = best_seconds(10, [&] {
+    dev->copy_host_to_device(d.data(), h.data(), bytes);
+    dev->synchronize();
+  });
+  const double h2d_raw = best_seconds(10, [&] {
+    cudaMemcpyAsync(d.data(), h.data(), bytes, cudaMemcpyHostToDevice, stream);
+    cudaStreamSynchronize(stream);
+  });
+  const double d2h = best_seconds(10, [&] { dev->copy_device_to_host(h.data(), d.data(), bytes); });
+  const double d2h_raw = best_seconds(10, [&] {
+    cudaMemcpyAsync(h.data(), d.data(), bytes, cudaMemcpyDeviceToHost, stream);
+    cudaStreamSynchronize(stream);
+  });
+  const double h2d_pageable = best_seconds(5, [&] {
+    dev->copy_host_to_device(d.data(), pageable.data(), bytes);
+    dev->synchronize();
+  });
+  emit("h2d_pinned_bandwidth", gbs(h2d), "GB/s");
+  emit("h2d_pinned_raw_bandwidth", gbs(h2d_raw), "GB/s");
+  emit("h2d_pinned_vs_raw", h2d_raw / h2d, "ratio");
+  emit("d2h_pinned_bandwidth", gbs(d2h), "GB/s");
+  emit("d2h_pinned_raw_bandwidth", gbs(d2h_raw), "GB/s");
+  emit("d2h_pinned_vs_raw", d2h_raw / d2h, "ratio");
+  emit("h2d_pageable_staged_bandwidth", gbs(h2d_pageable), "GB/s");
+}
+#endif
+
+}  // namespace
+
+int main() {
+  executor_overhead();
+#if defined(DEVPASS_HAS_CUDA)
+  copy_bandwidth();
+#endif
+}

@@ -1,0 +1,296 @@
+// devpass/planning/memory_planner.hpp — device-aware memory planning: one arena per device in use,
+// and an offset inside it for every planned value.
+//
+//   memory_plan plan_memory(graph& g, const plan_options& = {});
+//
+// What it does (docs/memory-planning.md has the details and the figures):
+//  - order: execution_order(g); lifetimes: compute_lifetimes(g, order) (method inputs live from
+//    step 0, method outputs up to the last step).
+//  - a value lives in the arena of location_of(value). Not planned: constants; method inputs that
+//    live on a device (the caller hands them over, skip_h2d) and method outputs left on a device
+//    (skip_d2h) unless plan_options says otherwise. Host method inputs and outputs are planned.
+//  - buffers: mem_id 0 reserved, the cpu arena first when used, then devices in device order.
+//  - offsets: greedy by size into the best-fitting gap among the values whose lifetimes overlap
+//    (TFLite's and ExecuTorch's heuristic). The overlap query is a max-segment-tree over values in
+//    definition order, so a value costs O((k + 1) log n) for k overlapping placed values, not O(n).
+//  - every planned spec gets mem_id and offset; every other spec loses them.
+// Laws: two values of one arena whose lifetimes intersect never overlap in bytes; every offset is
+// a multiple of the arena's alignment; size >= lower_bound; the same graph gives the same plan.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "devpass/graph/graph.hpp"
+#include "devpass/planning/execution_order.hpp"
+#include "devpass/planning/lifetimes.hpp"
+#include "devpass/planning/memory_plan.hpp"
+
+namespace devpass {
+
+struct plan_options {
+  std::uint32_t host_alignment = 16;     // cpu arena; a power of two
+  std::uint32_t device_alignment = 256;  // CUDA arenas (cudaMalloc's own alignment); a power of two
+  // nullopt derives the rule from where the value lives: a method input or output on a device is
+  // owned by the caller and not planned. true plans it into its device's arena anyway, false
+  // states the default explicitly. Host method inputs and outputs are always planned.
+  std::optional<bool> plan_device_method_inputs;
+  std::optional<bool> plan_device_method_outputs;
+};
+
+namespace detail {
+
+// One value to place in one arena.
+struct plan_item {
+  std::uint32_t first = 0, last = 0;  // lifetime in steps
+  std::uint64_t size = 0;             // aligned bytes
+  std::uint64_t offset = 0;
+  value_ref value;
+};
+
+// The placed items of one arena, indexed by their position in definition order (items sorted by
+// `first`). Each tree node holds the largest `last` of the placed items below it, so "placed items
+// among [0, end) alive at step a" prunes every subtree with nothing alive at a.
+class placed_index {
+ public:
+  explicit placed_index(std::size_t count) {
+    while (leaves_ < count) leaves_ *= 2;
+    reach_.assign(2 * leaves_, 0);
+  }
+  void place(std::size_t item, std::uint32_t last) {
+    const std::uint32_t reach = last + 1;  // 0 means "nothing placed below"
+    for (std::size_t node = leaves_ + item; node >= 1 && reach_[node] < reach; node /= 2) reach_[node] = reach;
+  }
+  // Calls f(item) for each placed item with index < end and last >= step, from the highest
+  // index down. Each step climbs from the last item found to the nearest subtree holding one
+  // alive at `step`, so a query costs O(log distance) per item found: candidates of a value sit
+  // close before it in definition order unless they live long.
+  template <class F>
+  void for_each_alive(std::size_t end, std::uint32_t step, F&& f) const {
+    for (std::size_t j = end; (j = previous_alive(j, step)) != npos;) f(j);
+  }
+
+ private:
+  static constexpr std::size_t npos = ~std::size_t{0};
+  // The largest placed item index < p with last >= step, or npos.
+  [[nodiscard]] std::size_t previous_alive(std::size_t p, std::uint32_t step) const {
+    if (p == 0) return npos;
+    std::size_t node = leaves_ + p - 1;
+    if (reach_[node] > step) return p - 1;
+    for (; node > 1; node /= 2) {
+      if ((node & 1) != 0 && reach_[node - 1] > step) {  // the left sibling has one: descend, rightmost first
+        node -= 1;
+        while (node < leaves_) node = reach_[2 * node + 1] > step ? 2 * node + 1 : 2 * node;
+        return node - leaves_;
+      }
+    }
+    return npos;
+  }
+
+  std::size_t leaves_ = 1;
+  std::vector<std::uint32_t> reach_;  // per tree node: 1 + the largest `last` placed below it
+};
+
+// The order values are placed in. Greedy by size (TFLite, ExecuTorch) places the largest first;
+// the others break its ties or weigh lifetimes, and win on some graphs where it leaves holes.
+enum class placement_order : std::uint8_t {
+  size,           // size desc, then definition order
+  size_then_life, // size desc, then longer lifetime first
+  area,           // size * lifetime desc (bytes x steps), then size desc
+};
+
+// Places `items` (sorted by `first`) in `order`: each into the smallest gap that fits between the
+// placed items alive at the same time, else on top of them. Writes offsets[i] for items[i] and
+// returns the arena size.
+inline std::uint64_t place_greedy(const std::vector<plan_item>& items, placement_order order,
+                                  std::vector<std::uint64_t>& offsets) {
+  const std::size_t m = items.size();
+  offsets.assign(m, 0);
+  if (m == 0) return 0;
+  // defined_by[s]: how many items are defined at steps <= s.
+  std::vector<std::uint32_t> defined_by(items.back().first + 1, 0);
+  for (const auto& item : items) ++defined_by[item.first];
+  for (std::size_t s = 1; s < defined_by.size(); ++s) defined_by[s] += defined_by[s - 1];
+
+  struct key {
+    std::uint64_t primary, secondary;
+    std::uint32_t index;
+  };
+  const auto saturating_mul = [](std::uint64_t a, std::uint64_t b) {
+    return b != 0 && a > ~std::uint64_t{0} / b ? ~std::uint64_t{0} : a * b;
+  };
+  std::vector<key> keys(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    const plan_item& item = items[i];
+    const std::uint64_t length = std::uint64_t{item.last} - item.first + 1;
+    switch (order) {
+      case placement_order::size: keys[i] = {item.size, 0, static_cast<std::uint32_t>(i)}; break;
+      case placement_order::size_then_life: keys[i] = {item.size, length, static_cast<std::uint32_t>(i)}; break;
+      case placement_order::area: keys[i] = {saturating_mul(item.size, length), item.size, static_cast<std::uint32_t>(i)}; break;
+    }
+  }
+  const auto before = [](const key& a, const key& b) {
+    if (a.primary != b.primary) return a.primary > b.primary;
+    if (a.secondary != b.secondary) return a.secondary > b.secondary;
+    return a.index < b.index;  // items are in definition order: earlier first
+  };
+  if (!std::is_sorted(keys.begin(), keys.end(), before)) std::sort(keys.begin(), keys.end(), before);  // equal sizes: already
+
+  placed_index placed(m);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  // (offset, end) of overlapping items
+  std::uint64_t arena = 0;
+  for (const key& k : keys) {
+    const std::uint32_t i = k.index;
+    const plan_item& item = items[i];
+    if (item.size == 0) continue;  // needs no bytes; offset 0 is valid in every arena
+    // Items defined after item.last cannot overlap: they are past `end` in definition order.
+    const std::size_t end = item.last < defined_by.size() ? defined_by[item.last] : m;
+    busy.clear();
+    placed.for_each_alive(end, item.first, [&](std::size_t j) { busy.emplace_back(offsets[j], offsets[j] + items[j].size); });
+    std::sort(busy.begin(), busy.end());
+    std::uint64_t cursor = 0, best_gap = ~std::uint64_t{0}, best_offset = 0;
+    bool found = false;
+    for (const auto& [offset, stop] : busy) {
+      if (offset > cursor) {
+        const std::uint64_t gap = offset - cursor;
+        if (gap >= item.size && gap < best_gap) {
+          best_gap = gap;
+          best_offset = cursor;
+          found = true;
+        }
+      }
+      cursor = std::max(cursor, stop);
+    }
+    offsets[i] = found ? best_offset : cursor;
+    arena = std::max(arena, offsets[i] + item.size);
+    placed.place(i, item.last);
+  }
+  return arena;
+}
+
+// The most aligned bytes alive at any one step: no placement can use less.
+inline std::uint64_t live_bytes_peak(const std::vector<plan_item>& items, std::size_t steps) {
+  std::vector<std::int64_t> delta(steps + 1, 0);
+  for (const auto& item : items) {
+    delta[item.first] += static_cast<std::int64_t>(item.size);
+    delta[item.last + 1] -= static_cast<std::int64_t>(item.size);
+  }
+  std::int64_t live = 0, peak = 0;
+  for (const std::int64_t d : delta) peak = std::max(peak, live += d);
+  return static_cast<std::uint64_t>(peak);
+}
+
+// Places `items` with the best of the placement orders: greedy by size first, the others only
+// when it misses the lower bound (on most graphs it does not, and then planning costs one pass).
+// Ties keep the earlier order, so the result is deterministic. Writes item.offset; returns the
+// arena size.
+inline std::uint64_t place_items(std::vector<plan_item>& items, std::uint64_t lower_bound) {
+  std::vector<std::uint64_t> best, trial;
+  std::uint64_t best_size = place_greedy(items, placement_order::size, best);
+  for (const placement_order order : {placement_order::size_then_life, placement_order::area}) {
+    if (best_size <= lower_bound) break;
+    const std::uint64_t size = place_greedy(items, order, trial);
+    if (size < best_size) {
+      best_size = size;
+      best.swap(trial);
+    }
+  }
+  for (std::size_t i = 0; i < items.size(); ++i) items[i].offset = best[i];
+  return best_size;
+}
+
+inline void check_alignment(const char* name, std::uint32_t alignment) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+    throw config_error(std::string("plan_options: ") + name + " must be a power of two, got " +
+                       std::to_string(alignment));
+}
+
+}  // namespace detail
+
+// Precondition: g is structurally valid (verify_structure); throws graph_error on a cycle and
+// config_error on a bad alignment. Erased nodes are ignored.
+[[nodiscard]] inline memory_plan plan_memory(graph& g, const plan_options& options = {}) {
+  detail::check_alignment("host_alignment", options.host_alignment);
+  detail::check_alignment("device_alignment", options.device_alignment);
+
+  memory_plan plan;
+  plan.order = execution_order(g);
+  const lifetime_table life = compute_lifetimes(g, plan.order);
+
+  std::vector<char> is_method_output(life.value_count(), 0);
+  for (const vertex v : life.output_nodes)
+    for (const auto e : boost::make_iterator_range(boost::in_edges(v, g)))
+      is_method_output[life.index({boost::source(e, g), g[e].output})] = 1;
+
+  // One pass over the values: which are planned, on which device (devices are few: a small
+  // vector in order of appearance, sorted afterwards), with their lifetime and size.
+  const bool device_inputs = options.plan_device_method_inputs.value_or(false);
+  const bool device_outputs = options.plan_device_method_outputs.value_or(false);
+  // Items per device slot (devices in order of appearance); method inputs start at step 0, so
+  // they go before the others to keep each arena in definition order.
+  std::vector<device> devices;
+  std::vector<std::vector<detail::plan_item>> inputs, others;
+  for (const vertex v : plan.order) {
+    node& nd = g[v];
+    for (std::uint32_t k = 0; k < nd.outputs.size(); ++k) {
+      tensor_spec& spec = nd.outputs[k];
+      spec.mem_id.reset();
+      spec.offset.reset();
+      if (nd.op == op_kind::constant) continue;
+      const value_ref value{v, k};
+      const device at = location_of(g, value);
+      const std::size_t index = life.index(value);
+      if (!at.is_host()) {
+        if (nd.op == op_kind::input && !device_inputs) continue;
+        if (is_method_output[index] && !device_outputs) continue;
+      }
+      auto slot = static_cast<std::size_t>(std::find(devices.begin(), devices.end(), at) - devices.begin());
+      if (slot == devices.size()) {
+        devices.push_back(at);
+        inputs.emplace_back();
+        others.emplace_back();
+      }
+      const std::uint64_t align = at.is_host() ? options.host_alignment : options.device_alignment;
+      const lifetime span = life.spans[index];
+      (nd.op == op_kind::input ? inputs : others)[slot].push_back(
+          {span.first, span.last, (spec.byte_size() + align - 1) / align * align, 0, value});
+    }
+  }
+  // Arena order: cpu first, then cuda:0, cuda:1, ...
+  std::vector<std::size_t> slots(devices.size());
+  std::iota(slots.begin(), slots.end(), std::size_t{0});
+  std::sort(slots.begin(), slots.end(), [&](std::size_t a, std::size_t b) { return devices[a] < devices[b]; });
+  std::vector<std::vector<detail::plan_item>> arenas;
+  std::vector<device> sorted_devices;
+  for (const std::size_t slot : slots) {
+    sorted_devices.push_back(devices[slot]);
+    auto& items = arenas.emplace_back(std::move(inputs[slot]));
+    items.insert(items.end(), others[slot].begin(), others[slot].end());
+    others[slot] = {};
+  }
+  devices = std::move(sorted_devices);
+
+  plan.buffers.resize(devices.size() + 1);  // buffers[0]: reserved, mem_id 0
+  for (std::size_t b = 0; b < devices.size(); ++b) {
+    auto& items = arenas[b];
+    planned_buffer& buffer = plan.buffers[b + 1];
+    buffer.mem_id = static_cast<std::int32_t>(b + 1);
+    buffer.device = devices[b];
+    buffer.alignment = devices[b].is_host() ? options.host_alignment : options.device_alignment;
+    buffer.lower_bound = detail::live_bytes_peak(items, plan.order.size());
+    buffer.size = detail::place_items(items, buffer.lower_bound);
+    for (const auto& item : items) {
+      tensor_spec& spec = g[item.value.producer].outputs[item.value.output];
+      spec.mem_id = buffer.mem_id;
+      spec.offset = static_cast<std::int64_t>(item.offset);
+    }
+  }
+  return plan;
+}
+
+}  // namespace devpass

@@ -1,0 +1,423 @@
+// devpass/runtime/executor.hpp — runs a graph after device propagation and memory planning.
+//
+// execute() allocates one device_buffer per planned buffer on its device, binds the method
+// inputs, runs the nodes in plan order and returns the method outputs:
+//  - a value with a mem_id lives at `offset` in its arena; a value without one (constants, and
+//    inputs or outputs the caller owns on a device) gets its own allocation, or is the caller's
+//    input tensor itself;
+//  - input: the caller's tensor, which must live where the input's spec says (a host tensor, or a
+//    device tensor when propagation skipped the input's h2d copy);
+//  - constant: fill_deterministic(seed, node id), on the device it lives on;
+//  - h2d_copy / d2h_copy / d2d_copy: a copy through the allocators, counted per direction;
+//  - delegate (on its device) and call (on the host): the registry's kernel when one fits the
+//    node, its host implementation on the host and on emulated devices, its CUDA one on a GPU
+//    (staged through host memory when it has none); else the opaque kernel, and the node is
+//    listed in `opaque_nodes`. Every operand must already live where the node runs: a graph that
+//    lacks a copy is an error naming the node and slot, never a silent host read.
+// Outputs come back where their values live (host tensors, or device tensors when propagation
+// skipped their d2h copy); read_to_host() reads any tensor back. An empty plan (no buffers, no
+// order) is valid: every value then gets its own allocation, in topological order.
+// Errors: graph_error for a graph or plan that does not fit, device_error from the allocators;
+// every buffer is freed on every path.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "devpass/graph/error.hpp"
+#include "devpass/graph/graph.hpp"
+#include "devpass/planning/memory_plan.hpp"
+#include "devpass/runtime/allocator.hpp"
+#include "devpass/runtime/allocator_registry.hpp"
+#include "devpass/runtime/deterministic.hpp"
+#include "devpass/runtime/kernel.hpp"
+#include "devpass/runtime/opaque_kernel.hpp"
+
+namespace devpass::runtime {
+
+// A tensor that owns its memory: a spec and one buffer on the device the buffer's allocator serves.
+struct tensor {
+  tensor_spec spec;
+  device_buffer buffer;
+  [[nodiscard]] devpass::device device() const noexcept { return buffer.device(); }
+};
+
+[[nodiscard]] inline std::vector<std::byte> read_to_host(const tensor& t) {
+  std::vector<std::byte> bytes(t.spec.byte_size());
+  if (bytes.empty()) return bytes;
+  device_allocator& a = *t.buffer.allocator();
+  if (a.device().is_host()) std::memcpy(bytes.data(), t.buffer.data(), bytes.size());
+  else a.copy_device_to_host(bytes.data(), t.buffer.data(), bytes.size());
+  return bytes;
+}
+
+// Writes host bytes into memory of `a` and waits, so `host` may die on return.
+inline void write_from_host(device_allocator& a, void* dst, std::span<const std::byte> host, std::string_view node = {}) {
+  if (host.empty()) return;
+  if (a.device().is_host()) {
+    std::memcpy(dst, host.data(), host.size());
+    return;
+  }
+  a.copy_host_to_device(dst, host.data(), host.size(), node);
+  a.synchronize();
+}
+
+// fill_deterministic's values in memory of `a` (directly where that memory is host memory).
+inline void fill_on(device_allocator& a, void* dst, const tensor_spec& spec, std::uint64_t seed, std::string_view name) {
+  if (a.device().is_host() || a.underlying().emulated()) {
+    fill_deterministic(dst, spec, seed, name);
+    return;
+  }
+  std::vector<std::byte> host(spec.byte_size());
+  fill_deterministic(host.data(), spec, seed, name);
+  write_from_host(a, dst, host, name);
+}
+
+// A tensor of `spec`'s layout on `where`, filled with fill_deterministic(seed, name).
+[[nodiscard]] inline tensor make_deterministic_tensor(allocator_registry& allocators, const tensor_spec& spec,
+                                                      devpass::device where, std::uint64_t seed, std::string_view name) {
+  device_allocator& a = allocators.find(where);
+  tensor t{tensor_spec{spec.type, spec.shape, where, std::nullopt, std::nullopt}, device_buffer(a, spec.byte_size(), 64, name)};
+  fill_on(a, t.buffer.data(), t.spec, seed, name);
+  return t;
+}
+
+// Every device a node runs on or a value lives on, cpu included, sorted, without duplicates.
+[[nodiscard]] inline std::vector<device> devices_of(const graph& g) {
+  std::vector<device> result{cpu_device};
+  for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
+    if (g[v].erased) continue;
+    result.push_back(g[v].device);
+    for (std::uint32_t k = 0; k < g[v].outputs.size(); ++k) result.push_back(location_of(g, {v, k}));
+  }
+  std::sort(result.begin(), result.end());
+  result.erase(std::unique(result.begin(), result.end()), result.end());
+  return result;
+}
+
+// The method inputs (in vertex order), filled from `seed` by node id, each on the device its
+// input node's value lives on.
+[[nodiscard]] inline std::vector<tensor> make_method_inputs(const graph& g, allocator_registry& allocators, std::uint64_t seed) {
+  std::vector<tensor> result;
+  for (const vertex v : method_inputs(g))
+    result.push_back(make_deterministic_tensor(allocators, g[v].outputs.at(0), location_of(g, {v, 0}), seed, g[v].id));
+  return result;
+}
+
+// The graph as the host would run it: every node and value on the cpu, no planning.
+inline void map_to_host(graph& g) {
+  for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
+    g[v].device = cpu_device;
+    for (tensor_spec& s : g[v].outputs) {
+      s.device.reset();
+      s.mem_id.reset();
+      s.offset.reset();
+    }
+  }
+}
+
+struct copy_stats {
+  struct direction {
+    std::uint64_t count = 0;
+    std::uint64_t bytes = 0;
+  };
+  direction h2d, d2h, d2d;
+};
+
+struct execute_options {
+  std::uint64_t seed = 0;  // for constants
+};
+
+struct execution_result {
+  std::vector<tensor> outputs;            // the method outputs, in order
+  copy_stats copies;                      // by copy node kind
+  std::vector<std::string> opaque_nodes;  // delegate and call nodes that ran the opaque kernel, in run order
+  std::size_t nodes_run = 0;
+};
+
+namespace detail {
+
+class execution {
+ public:
+  execution(const graph& g, const memory_plan& plan, allocator_registry& allocators, const kernel_registry& kernels,
+            std::span<const tensor> inputs, const execute_options& options)
+      : g_(g), plan_(plan), allocators_(allocators), kernels_(kernels), inputs_(inputs), options_(options),
+        values_(boost::num_vertices(g)) {}
+
+  execution_result run() {
+    allocate_arenas();
+    bind_input_order();
+    const std::vector<vertex> order = plan_.order.empty() ? topological_order(g_) : plan_.order;
+    for (const vertex v : order) {
+      if (v >= boost::num_vertices(g_) || g_[v].erased)
+        throw graph_error("", "", "plan.order", "vertex " + std::to_string(v) + " is not a live node");
+      run_node(v);
+      ++result_.nodes_run;
+    }
+    collect_outputs();
+    for (const device d : allocators_.devices()) allocators_.find(d).synchronize();
+    return std::move(result_);
+  }
+
+ private:
+  struct slot {
+    std::byte* data = nullptr;
+    bool produced = false;
+    std::int64_t owned = -1;  // index into owned_ when the executor allocated this value alone
+  };
+
+  void allocate_arenas() {
+    arenas_.resize(plan_.buffers.size());
+    for (std::size_t i = 1; i < plan_.buffers.size(); ++i) {
+      const planned_buffer& b = plan_.buffers[i];
+      if (b.mem_id != static_cast<std::int32_t>(i))
+        throw graph_error("", "", "plan.buffers", "buffer " + std::to_string(i) + " has mem_id " + std::to_string(b.mem_id));
+      device_allocator& a = allocators_.find(b.device);
+      try {
+        arenas_[i] = device_buffer(a, b.size, b.alignment == 0 ? 16 : b.alignment);
+      } catch (const device_error& e) {
+        throw device_error(e.op(), "", e.device(), "arena mem_id " + std::to_string(i) + ": " + e.detail());
+      }
+    }
+  }
+
+  void bind_input_order() {
+    const std::vector<vertex> ins = method_inputs(g_);
+    if (ins.size() != inputs_.size())
+      throw graph_error("", "", "inputs",
+                        "the method has " + std::to_string(ins.size()) + " inputs, " + std::to_string(inputs_.size()) + " given");
+    input_index_.assign(boost::num_vertices(g_), -1);
+    for (std::size_t i = 0; i < ins.size(); ++i) input_index_[ins[i]] = static_cast<std::int64_t>(i);
+  }
+
+  [[nodiscard]] device_allocator& allocator_of(device d) { return allocators_.find(d); }
+
+  // Waits for asynchronous copies that may still read host memory before the host writes any.
+  void fence_host_writes() {
+    for (device_allocator* a : pending_host_reads_) a->synchronize();
+    pending_host_reads_.clear();
+  }
+
+  // The memory of output k of v: its arena slice, or an allocation of its own.
+  std::byte* place_output(vertex v, std::uint32_t k) {
+    const node& n = g_[v];
+    const tensor_spec& spec = n.outputs[k];
+    const device where = location_of(g_, {v, k});
+    slot& s = values_[v][k];
+    if (spec.mem_id) {
+      const std::string field = "outputs[" + std::to_string(k) + "]";
+      const auto id = *spec.mem_id;
+      if (id <= 0 || static_cast<std::size_t>(id) >= arenas_.size())
+        throw graph_error("", n.id, field + ".mem_id", "no planned buffer " + std::to_string(id));
+      if (plan_.buffers[id].device != where)
+        throw graph_error("", n.id, field + ".mem_id",
+                          "buffer " + std::to_string(id) + " is on " + to_string(plan_.buffers[id].device) +
+                              ", the value lives on " + to_string(where));
+      const std::int64_t offset = spec.offset.value_or(-1);
+      if (offset < 0 || static_cast<std::uint64_t>(offset) > arenas_[id].size() ||
+          spec.byte_size() > arenas_[id].size() - static_cast<std::uint64_t>(offset))
+        throw graph_error("", n.id, field + ".offset",
+                          "offset " + std::to_string(offset) + " + " + std::to_string(spec.byte_size()) +
+                              " bytes does not fit buffer " + std::to_string(id) + " of " +
+                              std::to_string(arenas_[id].size()) + " bytes");
+      s.data = arenas_[id].bytes() + offset;
+    } else {
+      s.owned = static_cast<std::int64_t>(owned_.size());
+      owned_.emplace_back(allocator_of(where), spec.byte_size(), 64, n.id);
+      s.data = owned_.back().bytes();
+    }
+    s.produced = true;
+    return s.data;
+  }
+
+  [[nodiscard]] const slot& operand_slot(vertex v, std::uint32_t k, value_ref r) const {
+    const slot& s = values_[r.producer].at(r.output);
+    if (!s.produced)
+      throw graph_error("", g_[v].id, "inputs[" + std::to_string(k) + "]",
+                        "'" + value_name(g_, r) + "' has not been computed before this node (plan order)");
+    return s;
+  }
+
+  // Copies `bytes` from memory on `from` to memory on `to`, whatever the two are.
+  void transfer(std::byte* dst, device to, const std::byte* src, device from, std::uint64_t bytes, std::string_view node) {
+    if (bytes == 0) return;
+    if (to.is_host()) fence_host_writes();
+    if (from.is_host() && to.is_host()) {
+      std::memmove(dst, src, bytes);
+    } else if (from.is_host()) {
+      device_allocator& a = allocator_of(to);
+      a.copy_host_to_device(dst, src, bytes, node);
+      if (!a.underlying().emulated()) pending_host_reads_.push_back(&a);
+    } else if (to.is_host()) {
+      allocator_of(from).copy_device_to_host(dst, src, bytes, node);
+    } else {
+      allocator_of(to).copy_device_to_device(dst, allocator_of(from), src, bytes, node);
+    }
+  }
+
+  void run_node(vertex v) {
+    const node& n = g_[v];
+    values_[v].resize(n.outputs.size());
+    switch (n.op) {
+      case op_kind::input: bind_input(v); break;
+      case op_kind::constant: {
+        const device where = location_of(g_, {v, 0});
+        if (where.is_host()) fence_host_writes();
+        fill_on(allocator_of(where), place_output(v, 0), n.outputs[0], options_.seed, n.id);
+        break;
+      }
+      case op_kind::h2d_copy:
+      case op_kind::d2h_copy:
+      case op_kind::d2d_copy: run_copy(v); break;
+      case op_kind::delegate:
+      case op_kind::call: run_kernel(v); break;
+      case op_kind::output: break;
+    }
+  }
+
+  void bind_input(vertex v) {
+    const node& n = g_[v];
+    const tensor& given = inputs_[static_cast<std::size_t>(input_index_[v])];
+    const tensor_spec& spec = n.outputs.at(0);
+    const device where = location_of(g_, {v, 0});
+    if (!given.spec.same_layout(spec))
+      throw graph_error("", n.id, "outputs[0]", "the given input does not have the input's dtype and shape");
+    if (given.device() != where)
+      throw graph_error("", n.id, "device",
+                        "the input is expected on " + to_string(where) + ", the given tensor is on " + to_string(given.device()));
+    if (spec.mem_id) {
+      std::byte* dst = place_output(v, 0);
+      transfer(dst, where, given.buffer.bytes(), where, spec.byte_size(), n.id);
+    } else {
+      slot& s = values_[v][0];
+      s.data = given.buffer.bytes();  // the caller's memory; only read
+      s.produced = true;
+    }
+  }
+
+  void run_copy(vertex v) {
+    const node& n = g_[v];
+    if (n.arity != 1 || n.outputs.size() != 1)
+      throw graph_error("", n.id, "inputs", "a copy reads one value and writes one");
+    const value_ref from = operands(g_, v).at(0);
+    const slot& src = operand_slot(v, 0, from);
+    const tensor_spec& in_spec = spec_of(g_, from);
+    if (!in_spec.same_layout(n.outputs[0]))
+      throw graph_error("", n.id, "outputs[0]", "a copy's output must have its input's dtype and shape");
+    std::byte* dst = place_output(v, 0);
+    const std::uint64_t bytes = n.outputs[0].byte_size();
+    transfer(dst, location_of(g_, {v, 0}), src.data, location_of(g_, from), bytes, n.id);
+    copy_stats::direction& d = n.op == op_kind::h2d_copy ? result_.copies.h2d
+                               : n.op == op_kind::d2h_copy ? result_.copies.d2h
+                                                           : result_.copies.d2d;
+    ++d.count;
+    d.bytes += bytes;
+  }
+
+  void run_kernel(vertex v) {
+    const node& n = g_[v];
+    const device where = n.op == op_kind::call ? cpu_device : n.device;
+    const std::vector<value_ref> reads = operands(g_, v);
+    std::vector<tensor_view> in(reads.size()), out(n.outputs.size());
+    std::vector<const tensor_spec*> in_specs(reads.size());
+    for (std::uint32_t k = 0; k < reads.size(); ++k) {
+      const device lives = location_of(g_, reads[k]);
+      if (lives != where)
+        throw graph_error("", n.id, "inputs[" + std::to_string(k) + "]",
+                          "'" + value_name(g_, reads[k]) + "' lives on " + to_string(lives) + ", the node runs on " +
+                              to_string(where) + " (a copy is missing)");
+      in_specs[k] = &spec_of(g_, reads[k]);
+      in[k] = tensor_view{operand_slot(v, k, reads[k]).data, in_specs[k]};
+    }
+    if (where.is_host()) fence_host_writes();
+    for (std::uint32_t k = 0; k < n.outputs.size(); ++k) out[k] = tensor_view{place_output(v, k), &n.outputs[k]};
+
+    device_allocator& a = allocator_of(where);
+    const kernel_entry* entry = kernels_.find(n, in_specs);
+    if (entry == nullptr) result_.opaque_nodes.push_back(n.id);
+    const bool on_gpu = !where.is_host() && !a.underlying().emulated();
+    if (!on_gpu) {
+      if (entry) entry->host(kernel_call{n, in, out, nullptr});
+      else run_opaque_kernel(n.kernel, in, out);
+    } else if (entry && entry->cuda) {
+      entry->cuda(kernel_call{n, in, out, a.native_stream()});
+    } else {
+      run_staged(n, a, entry, in, out);
+    }
+  }
+
+  // A GPU node without a CUDA implementation: its operands to the host, the host kernel, the
+  // results back.
+  void run_staged(const node& n, device_allocator& a, const kernel_entry* entry, std::span<const tensor_view> in,
+                  std::span<const tensor_view> out) {
+    std::vector<std::vector<std::byte>> host_in(in.size()), host_out(out.size());
+    std::vector<tensor_view> hin(in.size()), hout(out.size());
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      host_in[k].resize(in[k].bytes());
+      a.copy_device_to_host(host_in[k].data(), in[k].data, in[k].bytes(), n.id);
+      hin[k] = tensor_view{host_in[k].data(), in[k].spec};
+    }
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      host_out[k].resize(out[k].bytes());
+      hout[k] = tensor_view{host_out[k].data(), out[k].spec};
+    }
+    if (entry) entry->host(kernel_call{n, hin, hout, nullptr});
+    else run_opaque_kernel(n.kernel, hin, hout);
+    for (std::size_t k = 0; k < out.size(); ++k) a.copy_host_to_device(out[k].data, host_out[k].data(), out[k].bytes(), n.id);
+    a.synchronize();  // host_out dies on return
+  }
+
+  void collect_outputs() {
+    const std::vector<value_ref> outs = method_outputs(g_);
+    const std::string out_id = output_node(g_) ? g_[*output_node(g_)].id : std::string("output");
+    for (std::uint32_t k = 0; k < outs.size(); ++k) {
+      const value_ref r = outs[k];
+      const slot& s = operand_slot(*output_node(g_), k, r);
+      const tensor_spec& spec = spec_of(g_, r);
+      const device where = location_of(g_, r);
+      tensor t{tensor_spec{spec.type, spec.shape, where, std::nullopt, std::nullopt}, {}};
+      if (s.owned >= 0 && owned_[static_cast<std::size_t>(s.owned)]) {
+        t.buffer = std::move(owned_[static_cast<std::size_t>(s.owned)]);  // nobody else needs it now
+      } else {
+        t.buffer = device_buffer(allocator_of(where), spec.byte_size(), 64, out_id);
+        if (where.is_host()) {
+          fence_host_writes();
+          if (spec.byte_size() != 0) std::memcpy(t.buffer.data(), s.data, spec.byte_size());
+        } else {
+          device_allocator& a = allocator_of(where);
+          a.copy_device_to_device(t.buffer.data(), a, s.data, spec.byte_size(), out_id);
+        }
+      }
+      result_.outputs.push_back(std::move(t));
+    }
+  }
+
+  const graph& g_;
+  const memory_plan& plan_;
+  allocator_registry& allocators_;
+  const kernel_registry& kernels_;
+  std::span<const tensor> inputs_;
+  const execute_options& options_;
+  std::vector<std::vector<slot>> values_;
+  std::vector<std::int64_t> input_index_;
+  std::vector<device_allocator*> pending_host_reads_;
+  execution_result result_;
+  // Declared last so they are freed first, while the allocators they came from still exist.
+  std::vector<device_buffer> arenas_;
+  std::vector<device_buffer> owned_;
+};
+
+}  // namespace detail
+
+[[nodiscard]] inline execution_result execute(const graph& g, const memory_plan& plan, allocator_registry& allocators,
+                                              const kernel_registry& kernels, std::span<const tensor> inputs,
+                                              const execute_options& options = {}) {
+  return detail::execution(g, plan, allocators, kernels, inputs, options).run();
+}
+
+}  // namespace devpass::runtime

@@ -1,0 +1,93 @@
+// devpass/runtime/graph_runner.hpp — what devpass-run does after the passes: picks the
+// allocators, makes deterministic inputs, executes, and summarises the outputs by checksum.
+//
+// run_graph(g, plan, ...) runs a propagated and planned graph; run_host_reference(g, ...) runs a
+// copy of g with every node and value on the host and no plan. Both draw inputs and constants from
+// the same seed by node id, so their checksums are equal exactly when the placed program computes
+// what the host program computes. to_json() is the one-object report devpass-run prints.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "devpass/graph/graph.hpp"
+#include "devpass/planning/memory_plan.hpp"
+#include "devpass/runtime/default_allocators.hpp"
+#include "devpass/runtime/deterministic.hpp"
+#include "devpass/runtime/executor.hpp"
+#include "devpass/runtime/kernel.hpp"
+
+namespace devpass::runtime {
+
+struct output_summary {
+  std::size_t index = 0;
+  tensor_spec spec;  // dtype and shape; device where the output was left
+  std::uint64_t checksum = 0;
+};
+
+struct run_report {
+  std::vector<output_summary> outputs;
+  copy_stats copies;
+  bool emulated = true;
+  std::string devices_line;               // "devices: cuda" / "devices: emulated (reason)"
+  std::vector<std::string> opaque_nodes;  // nodes that fell back to the opaque kernel
+  double seconds = 0;                     // execute() alone, allocation of arenas included
+};
+
+struct run_options {
+  std::uint64_t seed = 0;
+  bool allow_cuda = true;  // false: emulate CUDA devices even where a GPU is usable
+};
+
+[[nodiscard]] inline run_report run_graph(const graph& g, const memory_plan& plan, const kernel_registry& kernels,
+                                          const run_options& options = {}) {
+  default_allocators allocators = make_default_allocators(devices_of(g), options.allow_cuda);
+  run_report report;
+  report.emulated = allocators.emulated;
+  report.devices_line = allocators.describe();
+  const std::vector<tensor> inputs = make_method_inputs(g, allocators.registry, options.seed);
+  const auto start = std::chrono::steady_clock::now();
+  execution_result result = execute(g, plan, allocators.registry, kernels, inputs, {options.seed});
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (std::size_t i = 0; i < result.outputs.size(); ++i)
+    report.outputs.push_back({i, result.outputs[i].spec, checksum(read_to_host(result.outputs[i]))});
+  report.copies = result.copies;
+  report.opaque_nodes = std::move(result.opaque_nodes);
+  return report;
+}
+
+[[nodiscard]] inline run_report run_host_reference(graph g, const kernel_registry& kernels, const run_options& options = {}) {
+  map_to_host(g);
+  return run_graph(g, memory_plan{}, kernels, options);
+}
+
+[[nodiscard]] inline std::string checksum_text(std::uint64_t sum) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(sum));
+  return text;
+}
+
+// {"outputs": [{"index","dtype","shape","checksum"}], "copies": {...}, "bytes": {...}, "device", "seconds"}
+[[nodiscard]] inline std::string to_json(const run_report& r) {
+  std::string j = "{\"outputs\": [";
+  for (const output_summary& o : r.outputs) {
+    if (o.index != 0) j += ", ";
+    j += "{\"index\": " + std::to_string(o.index) + ", \"dtype\": \"" + std::string(to_string(o.spec.type)) +
+         "\", \"shape\": [";
+    for (std::size_t d = 0; d < o.spec.shape.size(); ++d) j += (d ? ", " : "") + std::to_string(o.spec.shape[d]);
+    j += "], \"checksum\": \"" + checksum_text(o.checksum) + "\"}";
+  }
+  const copy_stats& c = r.copies;
+  j += "], \"copies\": {\"h2d\": " + std::to_string(c.h2d.count) + ", \"d2h\": " + std::to_string(c.d2h.count) +
+       ", \"d2d\": " + std::to_string(c.d2d.count) + "}, \"bytes\": {\"h2d\": " + std::to_string(c.h2d.bytes) +
+       ", \"d2h\": " + std::to_string(c.d2h.bytes) + ", \"d2d\": " + std::to_string(c.d2d.bytes) + "}, \"device\": \"" +
+       (r.emulated ? "emulated" : "cuda") + "\", \"seconds\": ";
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.6f", r.seconds);
+  return j + seconds + "}";
+}
+
+}  // namespace devpass::runtime

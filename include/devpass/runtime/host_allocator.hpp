@@ -1,0 +1,123 @@
+// devpass/runtime/host_allocator.hpp — allocators whose memory is host memory: host_allocator for
+// the cpu, and emulated_device_allocator, which stands in for cuda:N where no GPU is usable.
+//
+// An emulated device is a separate host arena: its copies are memcpy, and it remembers every
+// block it handed out, so a kernel or copy that reads host memory as if it were the device's
+// (a missing h2d_copy) fails instead of silently working.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "devpass/runtime/allocator.hpp"
+
+namespace devpass::runtime {
+
+namespace detail {
+// aligned_alloc wants a size that is a multiple of the alignment, and at least one byte so that
+// every allocation has its own address.
+[[nodiscard]] inline void* aligned_host_alloc(const device_allocator& a, std::uint64_t bytes, std::uint32_t alignment,
+                                              std::string_view node) {
+  const std::uint64_t align = alignment < alignof(std::max_align_t) ? alignof(std::max_align_t) : alignment;
+  const std::uint64_t rounded = (bytes == 0 ? 1 : bytes + align - 1) / align * align;
+  if (rounded < bytes) a.fail("allocate", node, std::to_string(bytes) + " bytes do not fit in memory");
+  void* p = std::aligned_alloc(static_cast<std::size_t>(align), static_cast<std::size_t>(rounded));
+  if (p == nullptr) a.fail("allocate", node, "out of memory (" + std::to_string(bytes) + " bytes)");
+  return p;
+}
+}  // namespace detail
+
+class host_allocator final : public device_allocator {
+ public:
+  [[nodiscard]] devpass::device device() const noexcept override { return cpu_device; }
+  [[nodiscard]] bool emulated() const noexcept override { return false; }
+  [[nodiscard]] bool owns(const void*, std::uint64_t) const noexcept override { return true; }
+  [[nodiscard]] std::size_t live_allocations() const noexcept { return live_; }
+
+ protected:
+  void* do_allocate(std::uint64_t bytes, std::uint32_t alignment, std::string_view node) override {
+    void* p = detail::aligned_host_alloc(*this, bytes, alignment, node);
+    ++live_;
+    return p;
+  }
+  void do_deallocate(void* p) noexcept override {
+    std::free(p);
+    --live_;
+  }
+  void do_copy_host_to_device(void* dst, const void* src, std::uint64_t bytes, std::string_view) override {
+    std::memmove(dst, src, bytes);
+  }
+  void do_copy_device_to_host(void* dst, const void* src, std::uint64_t bytes, std::string_view) override {
+    std::memmove(dst, src, bytes);
+  }
+  void do_copy_device_to_device(void* dst, device_allocator& source, const void* src, std::uint64_t bytes,
+                                std::string_view node) override {
+    if (source.underlying().emulated() || source.device().is_host()) std::memmove(dst, src, bytes);
+    else source.copy_device_to_host(dst, src, bytes, node);
+  }
+
+ private:
+  std::size_t live_ = 0;
+};
+
+class emulated_device_allocator final : public device_allocator {
+ public:
+  explicit emulated_device_allocator(devpass::device where) : device_(where) {}
+  ~emulated_device_allocator() override {
+    for (const auto& [address, size] : blocks_) std::free(reinterpret_cast<void*>(address));
+  }
+
+  [[nodiscard]] devpass::device device() const noexcept override { return device_; }
+  [[nodiscard]] bool emulated() const noexcept override { return true; }
+  [[nodiscard]] bool owns(const void* p, std::uint64_t bytes) const noexcept override {
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    auto it = blocks_.upper_bound(address);
+    if (it == blocks_.begin()) return false;
+    --it;
+    return address - it->first <= it->second && bytes <= it->second - (address - it->first);
+  }
+  [[nodiscard]] std::size_t live_allocations() const noexcept { return blocks_.size(); }
+
+ protected:
+  void* do_allocate(std::uint64_t bytes, std::uint32_t alignment, std::string_view node) override {
+    void* p = detail::aligned_host_alloc(*this, bytes, alignment, node);
+    try {
+      blocks_.emplace(reinterpret_cast<std::uintptr_t>(p), bytes);
+    } catch (...) {
+      std::free(p);
+      throw;
+    }
+    return p;
+  }
+  void do_deallocate(void* p) noexcept override {
+    // A pointer this allocator did not hand out is left alone: freeing it would corrupt the heap.
+    if (blocks_.erase(reinterpret_cast<std::uintptr_t>(p)) != 0) std::free(p);
+  }
+  void do_copy_host_to_device(void* dst, const void* src, std::uint64_t bytes, std::string_view node) override {
+    if (owns(src, bytes)) fail("copy_host_to_device", node, "source is memory of this device, not host memory");
+    std::memcpy(dst, src, bytes);
+  }
+  void do_copy_device_to_host(void* dst, const void* src, std::uint64_t bytes, std::string_view node) override {
+    if (owns(dst, 1)) fail("copy_device_to_host", node, "destination is memory of this device, not host memory");
+    std::memcpy(dst, src, bytes);
+  }
+  void do_copy_device_to_device(void* dst, device_allocator& source, const void* src, std::uint64_t bytes,
+                                std::string_view node) override {
+    if (!source.underlying().emulated() && !source.device().is_host()) {
+      device_allocator::do_copy_device_to_device(dst, source, src, bytes, node);
+      return;
+    }
+    std::memmove(dst, src, bytes);  // both sides are host memory
+  }
+
+ private:
+  devpass::device device_;
+  std::map<std::uintptr_t, std::uint64_t> blocks_;  // address -> requested bytes
+};
+
+}  // namespace devpass::runtime

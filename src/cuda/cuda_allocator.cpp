@@ -1,0 +1,286 @@
+// The CUDA allocators (see include/devpass/runtime/cuda/cuda_allocator.hpp for the contract).
+// Built with the host compiler against the CUDA runtime API; no Boost, Hana or doctest here.
+#include "devpass/runtime/cuda/cuda_allocator.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace devpass::cuda {
+namespace {
+
+using runtime::device_allocator;
+using runtime::device_error;
+
+// Pageable host memory goes through two pinned chunks of this size, so the memcpy into one
+// overlaps the DMA out of the other.
+constexpr std::uint64_t staging_chunk = std::uint64_t{8} << 20;
+
+[[noreturn]] void throw_cuda(std::string_view op, std::string_view node, device where, cudaError_t status) {
+  (void)cudaGetLastError();  // clear a non-sticky error so the next call starts clean
+  throw device_error(std::string(op), std::string(node), where,
+                     std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status));
+}
+
+void check(cudaError_t status, std::string_view op, std::string_view node, device where) {
+  if (status != cudaSuccess) throw_cuda(op, node, where, status);
+}
+
+// Makes `index` the current device for the scope, restoring the previous one after.
+class device_scope {
+ public:
+  device_scope(device where, std::string_view node) {
+    check(cudaGetDevice(&previous_), "cudaGetDevice", node, where);
+    if (previous_ != where.index) check(cudaSetDevice(where.index), "cudaSetDevice", node, where);
+  }
+  ~device_scope() { (void)cudaSetDevice(previous_); }
+  device_scope(const device_scope&) = delete;
+  device_scope& operator=(const device_scope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+[[nodiscard]] bool is_pinned(const void* p) noexcept {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
+}
+
+class pinned_host_allocator final : public device_allocator {
+ public:
+  [[nodiscard]] devpass::device device() const noexcept override { return cpu_device; }
+  [[nodiscard]] bool emulated() const noexcept override { return false; }
+  [[nodiscard]] bool owns(const void*, std::uint64_t) const noexcept override { return true; }
+
+ protected:
+  void* do_allocate(std::uint64_t bytes, std::uint32_t alignment, std::string_view node) override {
+    if (alignment > 4096) fail("cudaHostAlloc", node, "alignment " + std::to_string(alignment) + " above a page");
+    void* p = nullptr;
+    check(cudaHostAlloc(&p, std::max<std::uint64_t>(bytes, 1), cudaHostAllocPortable), "cudaHostAlloc", node, cpu_device);
+    return p;
+  }
+  void do_deallocate(void* p) noexcept override { (void)cudaFreeHost(p); }
+  void do_copy_host_to_device(void* dst, const void* src, std::uint64_t bytes, std::string_view) override {
+    std::memmove(dst, src, bytes);
+  }
+  void do_copy_device_to_host(void* dst, const void* src, std::uint64_t bytes, std::string_view) override {
+    std::memmove(dst, src, bytes);
+  }
+  void do_copy_device_to_device(void* dst, device_allocator& source, const void* src, std::uint64_t bytes,
+                                std::string_view node) override {
+    if (source.device().is_host() || source.underlying().emulated()) std::memmove(dst, src, bytes);
+    else source.copy_device_to_host(dst, src, bytes, node);
+  }
+};
+
+class cuda_allocator final : public device_allocator {
+ public:
+  explicit cuda_allocator(devpass::device where) : device_(where) {
+    if (where.is_host()) throw device_error("make_cuda_allocator", "", where, "not a CUDA device");
+    int count = 0;
+    check(cudaGetDeviceCount(&count), "cudaGetDeviceCount", "", where);
+    if (where.index >= count)
+      throw device_error("make_cuda_allocator", "", where, "the process sees " + std::to_string(count) + " CUDA devices");
+    device_scope scope(where, "");
+    try {
+      check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", "", where);
+      for (cudaEvent_t& e : staging_done_)
+        check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags", "", where);
+      check(cudaEventCreateWithFlags(&ordering_, cudaEventDisableTiming), "cudaEventCreateWithFlags", "", where);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~cuda_allocator() override {
+    (void)cudaSetDevice(device_.index);  // errors cannot leave a destructor; the process is ending them anyway
+    (void)cudaStreamSynchronize(stream_);
+    for (const auto& [address, bytes] : blocks_) (void)cudaFree(reinterpret_cast<void*>(address));
+    release();
+  }
+
+  [[nodiscard]] devpass::device device() const noexcept override { return device_; }
+  [[nodiscard]] bool emulated() const noexcept override { return false; }
+  [[nodiscard]] bool owns(const void* p, std::uint64_t bytes) const noexcept override {
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    auto it = blocks_.upper_bound(address);
+    if (it == blocks_.begin()) return false;
+    --it;
+    return address - it->first <= it->second && bytes <= it->second - (address - it->first);
+  }
+  [[nodiscard]] void* native_stream() const noexcept override { return stream_; }
+
+  [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
+  [[nodiscard]] cudaEvent_t ordering_event() const noexcept { return ordering_; }
+
+ protected:
+  void* do_allocate(std::uint64_t bytes, std::uint32_t alignment, std::string_view node) override {
+    // cudaMalloc aligns to at least 256 bytes.
+    if (alignment > 256) fail("cudaMalloc", node, "alignment " + std::to_string(alignment) + " above 256");
+    device_scope scope(device_, node);
+    void* p = nullptr;
+    check(cudaMalloc(&p, std::max<std::uint64_t>(bytes, 1)), "cudaMalloc", node, device_);
+    try {
+      blocks_.emplace(reinterpret_cast<std::uintptr_t>(p), bytes);
+    } catch (...) {
+      (void)cudaFree(p);
+      throw;
+    }
+    return p;
+  }
+  void do_deallocate(void* p) noexcept override {
+    if (blocks_.erase(reinterpret_cast<std::uintptr_t>(p)) == 0) return;
+    (void)cudaSetDevice(device_.index);
+    (void)cudaFree(p);  // waits for the work that still uses p
+  }
+
+  void do_copy_host_to_device(void* dst, const void* src, std::uint64_t bytes, std::string_view node) override {
+    device_scope scope(device_, node);
+    if (is_pinned(src)) {
+      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync h2d", node, device_);
+      return;
+    }
+    // Pageable memory: a pinned chunk at a time, so `src` is free again when this returns.
+    ensure_staging(node);
+    for (std::uint64_t done = 0, i = 0; done < bytes; done += staging_chunk, ++i) {
+      const std::uint64_t n = std::min(staging_chunk, bytes - done);
+      const std::size_t b = i % 2;
+      check(cudaEventSynchronize(staging_done_[b]), "cudaEventSynchronize", node, device_);
+      std::memcpy(staging_[b], static_cast<const std::byte*>(src) + done, n);
+      check(cudaMemcpyAsync(static_cast<std::byte*>(dst) + done, staging_[b], n, cudaMemcpyHostToDevice, stream_),
+            "cudaMemcpyAsync h2d", node, device_);
+      check(cudaEventRecord(staging_done_[b], stream_), "cudaEventRecord", node, device_);
+    }
+  }
+
+  void do_copy_device_to_host(void* dst, const void* src, std::uint64_t bytes, std::string_view node) override {
+    device_scope scope(device_, node);
+    if (is_pinned(dst)) {
+      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync d2h", node, device_);
+      check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize", node, device_);
+      return;
+    }
+    // Chunk i lands in staging buffer i % 2 while chunk i - 1 is copied out of the other one.
+    ensure_staging(node);
+    std::uint64_t pending_at = 0, pending_bytes = 0;
+    std::size_t pending_buffer = 0;
+    const auto drain = [&] {
+      if (pending_bytes == 0) return;
+      check(cudaEventSynchronize(staging_done_[pending_buffer]), "cudaEventSynchronize", node, device_);
+      std::memcpy(static_cast<std::byte*>(dst) + pending_at, staging_[pending_buffer], pending_bytes);
+      pending_bytes = 0;
+    };
+    for (std::uint64_t done = 0, i = 0; done < bytes; done += staging_chunk, ++i) {
+      const std::uint64_t n = std::min(staging_chunk, bytes - done);
+      const std::size_t b = i % 2;
+      check(cudaMemcpyAsync(staging_[b], static_cast<const std::byte*>(src) + done, n, cudaMemcpyDeviceToHost, stream_),
+            "cudaMemcpyAsync d2h", node, device_);
+      check(cudaEventRecord(staging_done_[b], stream_), "cudaEventRecord", node, device_);
+      drain();
+      pending_at = done;
+      pending_bytes = n;
+      pending_buffer = b;
+    }
+    drain();
+  }
+
+  void do_copy_device_to_device(void* dst, device_allocator& source, const void* src, std::uint64_t bytes,
+                                std::string_view node) override {
+    auto* peer = dynamic_cast<cuda_allocator*>(&source.underlying());
+    if (peer == nullptr) {  // host or emulated memory on the other side
+      device_allocator::do_copy_device_to_device(dst, source, src, bytes, node);
+      return;
+    }
+    device_scope scope(device_, node);
+    if (peer == this) {
+      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync d2d", node, device_);
+      return;
+    }
+    // After the work queued on the source device ...
+    check(cudaEventRecord(peer->ordering_event(), peer->stream()), "cudaEventRecord", node, peer->device());
+    check(cudaStreamWaitEvent(stream_, peer->ordering_event(), 0), "cudaStreamWaitEvent", node, device_);
+    if (can_access_peer(peer->device(), node)) {
+      check(cudaMemcpyPeerAsync(dst, device_.index, src, peer->device().index, bytes, stream_), "cudaMemcpyPeerAsync",
+            node, device_);
+    } else {
+      ensure_staging(node);
+      for (std::uint64_t done = 0, i = 0; done < bytes; done += staging_chunk, ++i) {
+        const std::uint64_t n = std::min(staging_chunk, bytes - done);
+        const std::size_t b = i % 2;
+        check(cudaEventSynchronize(staging_done_[b]), "cudaEventSynchronize", node, device_);
+        peer->copy_device_to_host(staging_[b], static_cast<const std::byte*>(src) + done, n, node);
+        check(cudaMemcpyAsync(static_cast<std::byte*>(dst) + done, staging_[b], n, cudaMemcpyHostToDevice, stream_),
+              "cudaMemcpyAsync h2d", node, device_);
+        check(cudaEventRecord(staging_done_[b], stream_), "cudaEventRecord", node, device_);
+      }
+    }
+    // ... and before the source device reuses the memory the copy reads.
+    check(cudaEventRecord(ordering_, stream_), "cudaEventRecord", node, device_);
+    check(cudaStreamWaitEvent(peer->stream(), ordering_, 0), "cudaStreamWaitEvent", node, peer->device());
+  }
+
+  void do_synchronize() override {
+    device_scope scope(device_, "");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize", "", device_);
+  }
+
+ private:
+  void ensure_staging(std::string_view node) {
+    for (void*& s : staging_)
+      if (s == nullptr) check(cudaHostAlloc(&s, staging_chunk, cudaHostAllocPortable), "cudaHostAlloc", node, device_);
+  }
+
+  [[nodiscard]] bool can_access_peer(devpass::device other, std::string_view node) {
+    const auto it = peer_access_.find(other.index);
+    if (it != peer_access_.end()) return it->second;
+    int can = 0;
+    check(cudaDeviceCanAccessPeer(&can, device_.index, other.index), "cudaDeviceCanAccessPeer", node, device_);
+    if (can != 0) {
+      const cudaError_t status = cudaDeviceEnablePeerAccess(other.index, 0);
+      if (status == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
+      else check(status, "cudaDeviceEnablePeerAccess", node, device_);
+    }
+    peer_access_.emplace(other.index, can != 0);
+    return can != 0;
+  }
+
+  void release() noexcept {
+    for (void*& s : staging_)
+      if (s != nullptr) (void)cudaFreeHost(std::exchange(s, nullptr));
+    for (cudaEvent_t& e : staging_done_)
+      if (e != nullptr) (void)cudaEventDestroy(std::exchange(e, nullptr));
+    if (ordering_ != nullptr) (void)cudaEventDestroy(std::exchange(ordering_, nullptr));
+    if (stream_ != nullptr) (void)cudaStreamDestroy(std::exchange(stream_, nullptr));
+  }
+
+  devpass::device device_;
+  cudaStream_t stream_ = nullptr;
+  std::array<cudaEvent_t, 2> staging_done_{};
+  cudaEvent_t ordering_ = nullptr;
+  std::array<void*, 2> staging_{};
+  std::map<std::uintptr_t, std::uint64_t> blocks_;  // address -> requested bytes
+  std::map<int, bool> peer_access_;
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::device_allocator> make_cuda_allocator(devpass::device where) {
+  return std::make_unique<cuda_allocator>(where);
+}
+
+std::unique_ptr<runtime::device_allocator> make_pinned_host_allocator() {
+  return std::make_unique<pinned_host_allocator>();
+}
+
+}  // namespace devpass::cuda

@@ -1,0 +1,76 @@
+#include <doctest/doctest.h>
+
+#include "../examples/moe_decode/pipeline.hpp"
+
+using namespace moe_decode;
+
+namespace {
+// Small enough for a Debug build on two cores; two layers so caches cross layers.
+model_config small_model() {
+  model_config c;
+  c.vocab = 64;
+  c.d_model = 32;
+  c.heads = 2;
+  c.ffn = 48;
+  c.experts = 4;
+  c.top_k = 2;
+  c.layers = 2;
+  c.max_seq = 16;
+  return c;
+}
+constexpr std::size_t new_tokens = 5;
+}  // namespace
+
+TEST_CASE("moe_decode: every op of both methods runs a builtin kernel") {
+  const model_config c = small_model();
+  const generation g = generate(c, make_prompt(c, 4, 7), new_tokens, host_reference_options());
+  CHECK(g.opaque_nodes.empty());
+  CHECK(g.tokens.size() == new_tokens);
+  CHECK(g.decode.size() == new_tokens - 1);
+}
+
+TEST_CASE("moe_decode: tokens equal the host reference and repeat on every run") {
+  const model_config c = small_model();
+  const auto prompt = make_prompt(c, 4, 7);
+  const generation reference = generate(c, prompt, new_tokens, host_reference_options());
+  const generation ours = generate(c, prompt, new_tokens, devpass_options());
+  const generation again = generate(c, prompt, new_tokens, devpass_options());
+  const generation theirs = generate(c, prompt, new_tokens, executorch_no_elide_options());
+  CHECK(ours.tokens == reference.tokens);
+  CHECK(again.tokens == ours.tokens);
+  CHECK(theirs.tokens == reference.tokens);
+  // The prompt and the weights decide the tokens: another seed gives another sequence.
+  run_options other = devpass_options();
+  other.seed = 43;
+  CHECK(generate(c, prompt, new_tokens, other).tokens != ours.tokens);
+}
+
+TEST_CASE("moe_decode: per decode step devpass moves no KV-cache bytes and fewer bytes than executorch --no-elide") {
+  const model_config c = small_model();
+  const auto prompt = make_prompt(c, 4, 7);
+  const generation ours = generate(c, prompt, new_tokens, devpass_options());
+  const generation theirs = generate(c, prompt, new_tokens, executorch_no_elide_options());
+  REQUIRE(ours.decode.size() == new_tokens - 1);
+  REQUIRE(theirs.decode.size() == new_tokens - 1);
+  for (std::size_t i = 0; i < ours.decode.size(); ++i) {
+    INFO("decode step " << i + 1);
+    CHECK(ours.decode[i].kv_cache_bytes == 0);
+    CHECK(ours.decode[i].bytes() < theirs.decode[i].bytes());
+    // devpass: the caller uploads the token and the start position (8 B each), and the logits
+    // come back once for host sampling (vocab floats).
+    CHECK(ours.decode[i].copies.h2d.count == 2);
+    CHECK(ours.decode[i].copies.h2d.bytes == 16);
+    CHECK(ours.decode[i].copies.d2h.count == 1);
+    CHECK(ours.decode[i].copies.d2h.bytes == static_cast<std::uint64_t>(c.vocab) * 4);
+    CHECK(ours.decode[i].copies.d2d.count == 0);
+  }
+}
+
+TEST_CASE("moe_decode: without skip flags the KV cache crosses the bus every step") {
+  const model_config c = small_model();
+  run_options o = devpass_options();
+  o.propagation.skip_h2d_for_method_inputs = o.propagation.skip_d2h_for_method_outputs = false;
+  const generation g = generate(c, make_prompt(c, 4, 7), 3, o);
+  const std::uint64_t cache = c.cache_spec().byte_size() * static_cast<std::uint64_t>(c.layers);
+  for (const call_record& r : g.decode) CHECK(r.kv_cache_bytes == 2 * cache);  // in (h2d) and out (d2h)
+}
