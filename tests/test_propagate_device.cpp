@@ -285,7 +285,7 @@ TEST_CASE("propagate/devpass: one h2d per (host value, device), shared by every 
   CHECK(c.d2h == 1);
   CHECK(producer_of(b.g, "d0", 1).id == producer_of(b.g, "d1", 1).id);
   CHECK(producer_of(b.g, "d1", 1).id == producer_of(b.g, "d1", 2).id);
-  CHECK(producer_of(b.g, "d1", 1).id == "w@h2d.cuda:0");
+  CHECK(producer_of(b.g, "d1", 1).id == "w@h2d[cuda:0]");
 }
 
 TEST_CASE("propagate/devpass: a cross-device read is one direct d2d copy") {

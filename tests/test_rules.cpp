@@ -110,8 +110,8 @@ TEST_CASE("actions: copy_into_use makes one copy per use, share_copy_into_use on
     build(g);
     rewrite_context<no_options> ctx(g, {});
     apply_rules(make_table(on_use(delegate.as(d), constant.as(x)) / share_copy_into_use<op_kind::h2d_copy>(x, d)), ctx);
-    CHECK(id_of_operand(g, "k", 0) == "w@h2d.cuda:0");
-    CHECK(id_of_operand(g, "k", 1) == "w@h2d.cuda:0");
+    CHECK(id_of_operand(g, "k", 0) == "w@h2d[cuda:0]");
+    CHECK(id_of_operand(g, "k", 1) == "w@h2d[cuda:0]");
     CHECK(ctx.counters.nodes_added == 1);
   }
 }

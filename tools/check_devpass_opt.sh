@@ -5,6 +5,11 @@
 #       (checked by Graphviz when `dot` is installed).
 #   check_devpass_opt.sh <devpass-opt> <work-dir> bad <graph.json>
 #       exit 1, a message on stderr naming the file, and the -o file left as it was.
+#   check_devpass_opt.sh <devpass-opt> <work-dir> propagate <graph.json>
+#       --propagate-device --verify-each --plan-memory under both policies, with and without the
+#       skip flags: exit 0 (or, for ExecuTorch's skip_h2d on an input with several consumers, exit
+#       1 naming it); every planned buffer within 1.1x of its lower bound; running the pass again
+#       on its own output changes nothing; the output reads back.
 #   check_devpass_opt.sh <devpass-opt> <work-dir> usage <graph.json>
 #       unknown option / missing input / bad value exit 2 and write nothing; --help, --version exit 0.
 set -uo pipefail
@@ -42,6 +47,30 @@ case $mode in
     [ ! -s "$work/stdout" ] || fail "something was written to stdout"
     [ -z "$(ls "$work" | grep '\.tmp\.')" ] || fail "a temporary file was left behind"
     ;;
+  propagate)
+    for policy in executorch devpass; do
+      for flags in "" "--skip-h2d-for-method-inputs" "--skip-d2h-for-method-outputs" \
+                   "--skip-h2d-for-method-inputs --skip-d2h-for-method-outputs" "--no-elide"; do
+        # shellcheck disable=SC2086
+        "$opt" --propagate-device --policy=$policy $flags --verify-each --plan-memory --stats "$graph" \
+          -o "$work/out.json" >"$work/stdout" 2>"$work/stderr"
+        rc=$?
+        if [ $rc -eq 1 ] && [ $policy = executorch ] && [[ $flags == *skip-h2d* ]] &&
+           grep -q "needs a method input with one consumer" "$work/stderr"; then
+          continue  # ExecuTorch's own restriction, reported as invalid input
+        fi
+        [ $rc -eq 0 ] || { cat "$work/stderr" >&2; fail "--policy=$policy $flags exited $rc"; }
+        grep -q "^copies: " "$work/stderr" || fail "--stats printed no copy line"
+        while read -r ratio; do
+          awk -v r="$ratio" 'BEGIN { exit !(r <= 1.1) }' || fail "--policy=$policy $flags: buffer ratio $ratio > 1.1"
+        done < <(sed -n 's/.*, ratio \([0-9.]*\),.*/\1/p' "$work/stderr")
+        # shellcheck disable=SC2086
+        expect_rc 0 "$opt" --propagate-device --policy=$policy $flags --verify-each "$work/out.json" -o "$work/again.json"
+        expect_rc 0 "$opt" "$work/out.json" -o "$work/same.json"
+        cmp -s "$work/again.json" "$work/same.json" || fail "--policy=$policy $flags: propagating twice changed the graph"
+      done
+    done
+    ;;
   usage)
     expect_rc 2 "$opt" --no-such-option "$graph" -o "$work/out.json"
     grep -q "unknown option '--no-such-option'" "$work/stderr" || fail "no message for an unknown option"
@@ -50,6 +79,9 @@ case $mode in
     expect_rc 2 "$opt" "$graph" "$graph" -o "$work/out.json"
     expect_rc 2 "$opt" "$graph" -o
     expect_rc 2 "$opt" --verify-each=yes "$graph" -o "$work/out.json"
+    expect_rc 2 "$opt" --policy=tpu --propagate-device "$graph" -o "$work/out.json"
+    expect_rc 2 "$opt" --skip-h2d-for-method-inputs "$graph" -o "$work/out.json"
+    expect_rc 2 "$opt" --propagate-device --no-non-cpu-memory-planning --skip-d2h-for-method-outputs "$graph" -o "$work/out.json"
     [ ! -e "$work/out.json" ] || fail "a usage error wrote an output file"
     expect_rc 0 "$opt" --help
     grep -q -- '--emit=<json|dot>' "$work/stdout" || fail "--help does not list --emit"

@@ -6,8 +6,9 @@
 // goes to standard output unless -o says otherwise. Exit codes: 0 ok, 1 invalid input, 2 usage
 // error. On any error nothing is written (files are written to a temporary and renamed).
 //
-// Adding a pass is one row in option_table: its action appends a pass_step to options::passes.
-// The tool only parses options and calls the library (docs/command-line.md).
+// Adding an option is one row in option_table. Passes run in pipeline order whatever the order
+// of the options: --propagate-device, then --plan-memory. The tool only parses options and
+// calls the library (docs/command-line.md).
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -18,9 +19,12 @@
 #include <vector>
 
 #include "devpass/graph/verify.hpp"
+#include "devpass/io/byte_units.hpp"
 #include "devpass/io/dot_writer.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/io/json_writer.hpp"
+#include "devpass/passes/propagate_device.hpp"
+#include "devpass/planning/memory_planner.hpp"
 
 #ifndef DEVPASS_VERSION
 #define DEVPASS_VERSION "unknown"
@@ -35,17 +39,8 @@ struct usage_error {
   std::string message;
 };
 
-// Which invariants hold after a step: the structure always; device consistency only once copies
-// have been placed (a file straight from a partitioner reads values across devices).
-enum class verify_level { structure, full };
-
-struct pass_step {
-  std::string name;
-  std::function<void(devpass::graph&)> run;
-  verify_level holds_after = verify_level::full;
-};
-
 enum class emit_kind { json, dot };
+enum class timing { off, text, json };
 
 struct options {
   std::optional<std::string> input;
@@ -54,7 +49,13 @@ struct options {
   bool verify_each = false;
   bool help = false;
   bool version = false;
-  std::vector<pass_step> passes;  // in command-line order
+  bool propagate = false;
+  bool plan_memory = false;
+  bool stats = false;
+  bool print_after_each = false;
+  timing time_passes = timing::off;
+  devpass::propagate_options propagation;
+  bool propagation_flag_given = false;  // a propagation option without --propagate-device
 };
 
 enum class takes { nothing, value };
@@ -80,6 +81,45 @@ const option_spec option_table[] = {
        else if (v == "dot") o.emit = emit_kind::dot;
        else throw usage_error{"--emit: expected json or dot, got '" + std::string(v) + "'"};
      }},
+    {"--propagate-device", takes::nothing, "--propagate-device",
+     "insert and elide host/device copies (docs/device-propagation.md)",
+     [](options& o, std::string_view) { o.propagate = true; }},
+    {"--policy", takes::value, "--policy=<executorch|devpass>",
+     "copy policy: ExecuTorch's exact semantics, or devpass's shared copies (default)",
+     [](options& o, std::string_view v) {
+       if (v == "executorch") o.propagation.policy = devpass::copy_policy::executorch;
+       else if (v == "devpass") o.propagation.policy = devpass::copy_policy::devpass;
+       else throw usage_error{"--policy: expected executorch or devpass, got '" + std::string(v) + "'"};
+       o.propagation_flag_given = true;
+     }},
+    {"--skip-h2d-for-method-inputs", takes::nothing, "--skip-h2d-for-method-inputs",
+     "method inputs feeding a device delegate are handed in on its device (no h2d)",
+     [](options& o, std::string_view) { o.propagation.skip_h2d_for_method_inputs = o.propagation_flag_given = true; }},
+    {"--skip-d2h-for-method-outputs", takes::nothing, "--skip-d2h-for-method-outputs",
+     "method outputs stay on their device (no d2h)",
+     [](options& o, std::string_view) { o.propagation.skip_d2h_for_method_outputs = o.propagation_flag_given = true; }},
+    {"--no-non-cpu-memory-planning", takes::nothing, "--no-non-cpu-memory-planning",
+     "ExecuTorch's legacy mode: no copies, device tags only",
+     [](options& o, std::string_view) {
+       o.propagation.enable_non_cpu_memory_planning = false;
+       o.propagation_flag_given = true;
+     }},
+    {"--no-elide", takes::nothing, "--no-elide", "keep h2d_copy(d2h_copy(x)) round trips",
+     [](options& o, std::string_view) {
+       o.propagation.elide = false;
+       o.propagation_flag_given = true;
+     }},
+    {"--plan-memory", takes::nothing, "--plan-memory",
+     "plan one arena per device; specs get mem_id and offset (after --propagate-device)",
+     [](options& o, std::string_view) { o.plan_memory = true; }},
+    {"--stats", takes::nothing, "--stats", "print per-phase statistics and copy bytes (and buffers) to stderr",
+     [](options& o, std::string_view) { o.stats = true; }},
+    {"--time-passes", takes::nothing, "--time-passes[=json]", "print the wall time of each phase to stderr",
+     [](options& o, std::string_view) { o.time_passes = timing::text; }},
+    {"--time-passes=json", takes::nothing, "", "",
+     [](options& o, std::string_view) { o.time_passes = timing::json; }},
+    {"--print-after-each", takes::nothing, "--print-after-each", "print the graph (JSON) to stderr after every phase",
+     [](options& o, std::string_view) { o.print_after_each = true; }},
     {"--verify-each", takes::nothing, "--verify-each",
      "verify the graph after reading it and after every pass; report every violation",
      [](options& o, std::string_view) { o.verify_each = true; }},
@@ -122,6 +162,10 @@ options parse_command_line(int argc, char** argv) {
       name = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     }
+    if (const option_spec* whole = find_option(arg); whole && whole->argument == takes::nothing) {
+      whole->apply(o, {});
+      continue;
+    }
     const option_spec* spec = find_option(name);
     if (!spec) throw usage_error{"unknown option '" + std::string(arg) + "'"};
     if (spec->argument == takes::nothing && value)
@@ -139,6 +183,7 @@ void print_help(std::ostream& os) {
   os << "OVERVIEW: devpass graph optimizer: reads a devpass.graph/1 file, runs passes, writes the result\n\n"
         "USAGE: devpass-opt [options] <in.json|->\n\nOPTIONS:\n";
   for (const auto& spec : option_table) {
+    if (spec.metavar.empty()) continue;  // a spelling of the row above
     std::string left(spec.metavar);
     if (left.size() < 26) left.resize(26, ' ');
     else left += ' ';
@@ -148,9 +193,8 @@ void print_help(std::ostream& os) {
 }
 
 // Prints every problem; true when there were none.
-bool verify_ok(const devpass::graph& g, verify_level level, std::string_view after) {
-  const devpass::verify_report report =
-      level == verify_level::full ? devpass::verify(g) : devpass::verify_structure(g);
+bool verify_ok(const devpass::graph& g, bool devices, std::string_view after) {
+  const devpass::verify_report report = devices ? devpass::verify(g) : devpass::verify_structure(g);
   if (report.ok()) return true;
   std::cerr << program << ": verification failed after " << after << " (" << report.problems.size()
             << " problem" << (report.problems.size() == 1 ? "" : "s") << "):\n";
@@ -158,17 +202,103 @@ bool verify_ok(const devpass::graph& g, verify_level level, std::string_view aft
   return false;
 }
 
+// The instrumentation the options ask for, around each phase.
+struct tool_instrumentation {
+  const options& o;
+  devpass::pipeline::phase_timer timer;
+  devpass::pipeline::phase_statistics statistics;
+  void before_phase(std::string_view name, const devpass::graph& g) {
+    if (o.time_passes != timing::off) timer.before_phase(name, g);
+  }
+  void after_phase(std::string_view name, const devpass::graph& g, const devpass::pipeline::phase_result& r) {
+    if (o.time_passes != timing::off) timer.after_phase(name, g, r);
+    if (o.stats) statistics.after_phase(name, g, r);
+    if (o.print_after_each) {
+      std::cerr << "// after " << name << "\n";
+      devpass::write_graph(g, std::cerr);
+    }
+    // Inside a pass only the structure must hold; devices are consistent once the pass is done.
+    if (o.verify_each) {
+      const devpass::verify_report report = devpass::verify_structure(g);
+      if (!report.ok()) throw devpass::pipeline::verify_failure(std::string(name), report);
+    }
+  }
+};
+
+void print_copy_line(const devpass::copy_census& c) {
+  std::cerr << "copies: h2d " << c.h2d << " (" << devpass::format_bytes(c.h2d_bytes) << "), d2h " << c.d2h << " ("
+            << devpass::format_bytes(c.d2h_bytes) << "), d2d " << c.d2d << " (" << devpass::format_bytes(c.d2d_bytes)
+            << "); " << devpass::format_bytes(c.bytes()) << " moved per execution\n";
+}
+
+void print_statistics(const tool_instrumentation& in, const devpass::propagate_stats& totals) {
+  std::cerr << "=== devpass-opt statistics ===\n";
+  for (const auto& p : in.statistics.phases) {
+    const auto& c = p.result.counters;
+    std::cerr << p.name << ": " << p.result.copies_inserted << " copies inserted, " << p.result.copies_elided
+              << " elided; " << c.rewrites << " rewrites, " << c.matches_tried << " matches tried, +" << c.nodes_added
+              << "/-" << c.nodes_removed << " nodes\n";
+  }
+  print_copy_line(totals.after);
+}
+
+void print_plan(const devpass::memory_plan& plan) {
+  std::cerr << "=== memory plan ===\n";
+  for (std::size_t id = 1; id < plan.buffers.size(); ++id) {
+    const auto& b = plan.buffers[id];
+    const double ratio = b.lower_bound ? static_cast<double>(b.size) / static_cast<double>(b.lower_bound) : 1.0;
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f", ratio);
+    std::cerr << "buffer " << id << ": " << devpass::to_string(b.device) << ", planned " << b.size << " B, lower bound "
+              << b.lower_bound << " B, ratio " << text << ", alignment " << b.alignment << "\n";
+  }
+}
+
+void print_times(const options& o, const devpass::pipeline::phase_timer& timer) {
+  if (o.time_passes == timing::json) {
+    std::cerr << "{\"phases\": [";
+    for (std::size_t i = 0; i < timer.phases.size(); ++i)
+      std::cerr << (i ? ", " : "") << "{\"name\": \"" << timer.phases[i].name << "\", \"seconds\": " << timer.phases[i].seconds
+                << "}";
+    std::cerr << "], \"total_seconds\": " << timer.total_seconds() << "}\n";
+  } else {
+    std::cerr << "=== pass execution timing ===\n";
+    for (const auto& p : timer.phases) std::cerr << "  " << p.seconds << " s  " << p.name << "\n";
+    std::cerr << "  " << timer.total_seconds() << " s  total\n";
+  }
+}
+
 int run(const options& o) {
+  if (o.propagation_flag_given && !o.propagate)
+    throw devpass::config_error("propagation options need --propagate-device");
+  devpass::validate(o.propagation);
   devpass::graph g = devpass::read_graph_file(*o.input);
   const std::string input_name = *o.input == "-" ? "<stdin>" : *o.input;
-  if (o.verify_each && !verify_ok(g, verify_level::structure, "reading " + input_name)) return 1;
-  for (const pass_step& pass : o.passes) {
-    pass.run(g);
-    if (o.verify_each && !verify_ok(g, pass.holds_after, pass.name)) return 1;
+  if (o.verify_each && !verify_ok(g, false, "reading " + input_name)) return 1;
+
+  tool_instrumentation instrumentation{o, {}, {}};
+  std::optional<devpass::memory_plan> plan;
+  try {
+    if (o.propagate) {
+      const auto totals = devpass::propagate_device_with<devpass::runtime_propagate_policy>(g, o.propagation, instrumentation);
+      if (o.verify_each && !verify_ok(g, o.propagation.enable_non_cpu_memory_planning, "propagate-device")) return 1;
+      if (o.stats) print_statistics(instrumentation, totals);
+    }
+    if (o.plan_memory) {
+      instrumentation.before_phase("plan-memory", g);
+      plan = devpass::plan_memory(g);
+      instrumentation.after_phase("plan-memory", g, {});
+      if (o.stats) print_plan(*plan);
+    }
+  } catch (const devpass::pipeline::verify_failure& e) {
+    std::cerr << program << ": " << e.what();
+    return 1;
   }
+  if (o.time_passes != timing::off) print_times(o, instrumentation.timer);
+
   const std::string out = o.output.value_or("-");
   if (o.emit == emit_kind::dot) devpass::write_dot_file(g, out);
-  else devpass::write_graph_file(g, out);
+  else devpass::write_graph_file(g, out, plan ? &plan->order : nullptr);
   return 0;
 }
 

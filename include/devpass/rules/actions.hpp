@@ -132,7 +132,8 @@ struct copy_into_use_t : action_base<copy_into_use_t<Kind, Share, X, At>> {
       std::string id;
       if constexpr (Share) {
         id = value_name(ctx.g, x) + "@" + std::string(detail::copy_suffix<Kind>());
-        if (Kind != op_kind::d2h_copy) id += "." + to_string(side);
+        // The device goes in brackets: an id may not end in ":<digits>" (files read that as an output).
+        if (Kind != op_kind::d2h_copy) id += "[" + to_string(side) + "]";
       } else {
         id = ctx.g[site.consumer].id + "@" + std::string(detail::copy_suffix<Kind>()) + "." + std::to_string(site.slot);
       }
