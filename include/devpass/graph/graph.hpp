@@ -127,13 +127,14 @@ void for_each_use(const graph& g, value_ref value, F&& f) {
   return g[value.producer].outputs.at(value.output);
 }
 
-// Where a value lives: the spec's device when a pass has set it, else where its producer runs
-// for device-side producers, else the host.
+// Where a value lives: the spec's device when a pass has set it; else the node's device for
+// device-side producers and for inputs and constants (the format: an input's device is where the
+// caller provides it, a constant's where it lives); else the host (calls, d2h copies).
 [[nodiscard]] inline device location_of(const graph& g, value_ref value) {
   const node& n = g[value.producer];
   if (const auto& d = n.outputs.at(value.output).device) return *d;
-  if (n.op == op_kind::delegate || n.op == op_kind::h2d_copy || n.op == op_kind::d2d_copy) return n.device;
-  return cpu_device;
+  if (n.op == op_kind::call || n.op == op_kind::d2h_copy) return cpu_device;
+  return n.device;
 }
 
 // Makes input slot `slot` of `consumer` read `value` instead of what it read before.
@@ -234,6 +235,21 @@ inline void compact(graph& g) {
 // keeps its order. Throws graph_error naming a node on a cycle.
 [[nodiscard]] inline std::vector<vertex> topological_order(const graph& g) {
   const std::size_t n = boost::num_vertices(g);
+  // Fast path: when every edge goes from a lower to a higher index (files the writer wrote,
+  // graphs built in order), the vertex order is the answer Kahn's rule would give.
+  bool forward = true;
+  for (const auto e : boost::make_iterator_range(boost::edges(g)))
+    if (boost::source(e, g) >= boost::target(e, g)) {
+      forward = false;
+      break;
+    }
+  if (forward) {
+    std::vector<vertex> order;
+    order.reserve(n);
+    for (vertex v = 0; v < n; ++v)
+      if (!g[v].erased) order.push_back(v);
+    return order;
+  }
   std::vector<std::uint32_t> waiting(n, 0);
   std::priority_queue<vertex, std::vector<vertex>, std::greater<>> ready;
   std::size_t live = 0;

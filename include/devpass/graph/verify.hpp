@@ -68,8 +68,8 @@ inline std::optional<device> reads_on(const node& n) {
   }
 }
 
-// The device a node's values are produced on; nullopt for method inputs and constants, whose
-// spec device says where the caller or the method puts them.
+// The device a node's values are produced on; nullopt for method inputs and constants, which
+// live where their spec device says, else where their node's device says.
 inline std::optional<device> produces_on(const node& n) {
   switch (n.op) {
     case op_kind::delegate:
@@ -227,7 +227,7 @@ class first_id_index {
 // Device consistency, per node in vertex order: first each output whose spec device disagrees with
 // where its producer puts it (field "outputs[k]"), then each operand read on the wrong device
 // (field "inputs[k]", by slot). Where a value lives is location_of(); a method input or constant
-// lives where its spec device says (cpu when unset). The output node accepts any device.
+// lives where its spec device says, else where its node's device says (cpu when unset). The output node accepts any device.
 // Edges that verify_structure rejects (bad output index, erased producer) are skipped here.
 [[nodiscard]] inline verify_report verify_devices(const graph& g) {
   verify_report r;

@@ -124,7 +124,9 @@ inline void place_input(const auto& ctx, value_ref input, value_ref consumer) {
                       "skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), this one has " +
                           names);
   }
-  ctx.g[input.producer].outputs.at(input.output).device = rules::device_of(ctx.g, consumer);
+  const device where = rules::device_of(ctx.g, consumer);
+  ctx.g[input.producer].outputs.at(input.output).device = where;
+  ctx.g[input.producer].device = where;  // the format: an input's device is where the caller provides it
 }
 
 inline constexpr auto place_inputs_table = make_table(

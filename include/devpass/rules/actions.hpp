@@ -8,7 +8,8 @@
 //           | share_copy_into_use<K>(x, at) the same, reusing an existing K copy of `x` to that device
 //           | copy_after<K>(x, moves)      a copy of `x` (one per value: reused if present) takes over
 //                                          the uses for which moves(ctx, use) is true
-//           | place_on(x, at)              records that value `x` lives where `at` runs
+//           | place_on(x, at)              records that value `x` lives where `at` runs (an input's
+//                                          or constant's node device too)
 //           | apply(f, a, b, ...)          f(ctx, value_ref...), a user action
 //           | (action, action, ...)        in order
 // An action lists the captures it uses; a rule whose action uses a capture its pattern does not
@@ -196,7 +197,10 @@ struct place_on_t : action_base<place_on_t<X, At>> {
   template <class Ctx, class Set>
   void apply(Ctx& ctx, const Set& caps) const {
     const value_ref x = caps.get(X{});
-    ctx.g[x.producer].outputs.at(x.output).device = device_of(ctx.g, caps.get(At{}));
+    const device where = device_of(ctx.g, caps.get(At{}));
+    node& n = ctx.g[x.producer];
+    n.outputs.at(x.output).device = where;
+    if (n.op == op_kind::input || n.op == op_kind::constant) n.device = where;  // what the file format says
     ctx.touch_uses(x);
     ctx.touch(x.producer);
   }
