@@ -231,12 +231,16 @@ inline void compact(graph& g) {
 }
 
 // A deterministic topological order of the live nodes: Kahn's algorithm that always takes the
-// ready node with the smallest vertex index, so a graph already in topological vertex order
-// keeps its order. Throws graph_error naming a node on a cycle.
+// ready node with the smallest key. A node's key is its vertex index, so a graph already in
+// topological vertex order keeps its order. Passes append copies at the end of the vertex list,
+// so copies are keyed by their neighbours instead: an h2d_copy or d2d_copy by its first
+// consumer (it runs just before the node that needs it: the device copy lives no longer than
+// needed), a d2h_copy by its producer (it runs right after it: the device value is freed as soon
+// as possible). Memory planning relies on this. Throws graph_error naming a node on a cycle.
 [[nodiscard]] inline std::vector<vertex> topological_order(const graph& g) {
   const std::size_t n = boost::num_vertices(g);
   // Fast path: when every edge goes from a lower to a higher index (files the writer wrote,
-  // graphs built in order), the vertex order is the answer Kahn's rule would give.
+  // graphs built in order), the vertex order is the answer.
   bool forward = true;
   for (const auto e : boost::make_iterator_range(boost::edges(g)))
     if (boost::source(e, g) >= boost::target(e, g)) {
@@ -250,23 +254,34 @@ inline void compact(graph& g) {
       if (!g[v].erased) order.push_back(v);
     return order;
   }
+  std::vector<vertex> key(n);
+  for (vertex v = 0; v < n; ++v) {
+    key[v] = v;
+    if (g[v].op == op_kind::h2d_copy || g[v].op == op_kind::d2d_copy)
+      for (const auto e : boost::make_iterator_range(boost::out_edges(v, g))) key[v] = std::min(key[v], boost::target(e, g));
+    else if (g[v].op == op_kind::d2h_copy)
+      for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) key[v] = std::min(key[v], boost::source(e, g));
+  }
+  using entry = std::pair<vertex, vertex>;  // (key, vertex)
   std::vector<std::uint32_t> waiting(n, 0);
-  std::priority_queue<vertex, std::vector<vertex>, std::greater<>> ready;
+  std::priority_queue<entry, std::vector<entry>, std::greater<>> ready;
   std::size_t live = 0;
   for (vertex v = 0; v < n; ++v) {
     if (g[v].erased) continue;
     ++live;
     waiting[v] = static_cast<std::uint32_t>(boost::in_degree(v, g));
-    if (waiting[v] == 0) ready.push(v);
+    if (waiting[v] == 0) ready.push({key[v], v});
   }
   std::vector<vertex> order;
   order.reserve(live);
   while (!ready.empty()) {
-    const vertex v = ready.top();
+    const vertex v = ready.top().second;
     ready.pop();
     order.push_back(v);
-    for (const auto e : boost::make_iterator_range(boost::out_edges(v, g)))
-      if (--waiting[boost::target(e, g)] == 0) ready.push(boost::target(e, g));
+    for (const auto e : boost::make_iterator_range(boost::out_edges(v, g))) {
+      const vertex t = boost::target(e, g);
+      if (--waiting[t] == 0) ready.push({key[t], t});
+    }
   }
   if (order.size() != live) {
     // Every node left waiting is on a cycle or downstream of one; walk predecessors that are
@@ -289,11 +304,15 @@ inline void compact(graph& g) {
 // contain '@' (normally none, so making an id costs no lookup).
 class id_allocator {
  public:
-  explicit id_allocator(const graph& g) {
-    for (const auto v : boost::make_iterator_range(boost::vertices(g)))
-      if (!g[v].erased && g[v].id.find('@') != std::string::npos) taken_.insert(g[v].id);
-  }
+  // The scan for existing '@' ids happens on the first make(), so a pass that creates no node
+  // pays nothing.
+  explicit id_allocator(const graph& g) : g_(&g) {}
   [[nodiscard]] std::string make(std::string candidate) {
+    if (g_) {
+      for (const auto v : boost::make_iterator_range(boost::vertices(*g_)))
+        if (!(*g_)[v].erased && (*g_)[v].id.find('@') != std::string::npos) taken_.insert((*g_)[v].id);
+      g_ = nullptr;
+    }
     if (taken_.empty()) return candidate;
     if (taken_.contains(candidate)) {
       const std::string base = candidate;
@@ -304,6 +323,7 @@ class id_allocator {
   }
 
  private:
+  const graph* g_;  // still to scan, until the first make()
   std::unordered_set<std::string> taken_;
 };
 

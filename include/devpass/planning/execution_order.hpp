@@ -1,8 +1,9 @@
 // devpass/planning/execution_order.hpp — the order the executor runs nodes in, and each node's step.
 //
 // The order is graph.hpp's topological_order: Kahn's algorithm taking the ready node with the
-// smallest vertex index, so it is deterministic and keeps a graph already in topological vertex
-// order as it is. Step s is order[s]; erased nodes have no step.
+// smallest key (a vertex index; an h2d or d2d copy counts as its first consumer, a d2h copy as
+// its producer, so copies run just in time), so it is deterministic and keeps a graph already in topological vertex order as it
+// is. Step s is order[s]; erased nodes have no step.
 #pragma once
 
 #include <cstdint>

@@ -102,6 +102,8 @@ enum class placement_order : std::uint8_t {
   size,           // size desc, then definition order
   size_then_life, // size desc, then longer lifetime first
   area,           // size * lifetime desc (bytes x steps), then size desc
+  life,           // longer lifetime first, then size desc (long-lived values at the bottom)
+  definition,     // definition order (what an online allocator would do)
 };
 
 // Places `items` (sorted by `first`) in `order`: each into the smallest gap that fits between the
@@ -132,6 +134,8 @@ inline std::uint64_t place_greedy(const std::vector<plan_item>& items, placement
       case placement_order::size: keys[i] = {item.size, 0, static_cast<std::uint32_t>(i)}; break;
       case placement_order::size_then_life: keys[i] = {item.size, length, static_cast<std::uint32_t>(i)}; break;
       case placement_order::area: keys[i] = {saturating_mul(item.size, length), item.size, static_cast<std::uint32_t>(i)}; break;
+      case placement_order::life: keys[i] = {length, item.size, static_cast<std::uint32_t>(i)}; break;
+      case placement_order::definition: keys[i] = {0, 0, static_cast<std::uint32_t>(i)}; break;
     }
   }
   const auto before = [](const key& a, const key& b) {
@@ -192,7 +196,8 @@ inline std::uint64_t live_bytes_peak(const std::vector<plan_item>& items, std::s
 inline std::uint64_t place_items(std::vector<plan_item>& items, std::uint64_t lower_bound) {
   std::vector<std::uint64_t> best, trial;
   std::uint64_t best_size = place_greedy(items, placement_order::size, best);
-  for (const placement_order order : {placement_order::size_then_life, placement_order::area}) {
+  for (const placement_order order : {placement_order::size_then_life, placement_order::area, placement_order::life,
+                                     placement_order::definition}) {
     if (best_size <= lower_bound) break;
     const std::uint64_t size = place_greedy(items, order, trial);
     if (size < best_size) {

@@ -3,13 +3,15 @@
 // Worklist, deterministic: every live node in vertex order, then the nodes actions asked to
 // revisit, first in first out. At a node, the rules are tried in table order, each at every site
 // of its root form (the node's value 0; each output; each input slot, in order); the first rule
-// whose pattern and guard match is applied and the node goes back on the worklist. Captures are
+// whose pattern and guard match is applied, and the node is tried again at once until no rule
+// applies; the other nodes the action touched go on the worklist. Captures are
 // written to a scratch set and the rule only sees them once its whole pattern matched.
 // Termination: a shrinking rule removes a node each time; every other rule may be applied at most
 // `bound` times in all (default: 4 * (nodes + edges) + 64 of the input graph). Reaching the bound
 // throws rewrite_error naming the rule: never a silent stop. Erased nodes are compacted at the end.
 #pragma once
 
+#include <array>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -57,15 +59,30 @@ struct sites<pattern::on_use_t<C, O>> {
       Caps probe;
       if (!C{}.match(g, value_ref{v, 0}, probe)) return false;  // the consumer does not match
     }
+    // The operands by slot, read in one pass over the in-edges (most nodes have a few).
+    constexpr std::uint32_t inline_slots = 8;
     const std::uint32_t arity = g[v].arity;
+    std::array<value_ref, inline_slots> small;
+    std::vector<value_ref> large;
+    value_ref* slot_values = small.data();
+    if (arity > inline_slots) large.resize(arity), slot_values = large.data();
+    std::array<bool, inline_slots> small_seen{};
+    std::vector<char> large_seen;
+    if (arity > inline_slots) large_seen.assign(arity, 0);
+    for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
+      const std::uint32_t slot = g[e].slot;
+      if (slot >= arity) continue;
+      slot_values[slot] = value_ref{boost::source(e, g), g[e].output};
+      if (arity > inline_slots) large_seen[slot] = 1;
+      else small_seen[slot] = true;
+    }
     for (std::uint32_t slot = 0; slot < arity; ++slot) {
-      const auto value = operand(g, v, slot);
-      if (!value) continue;
+      if (!(arity > inline_slots ? large_seen[slot] != 0 : small_seen[slot])) continue;
       Caps caps;
       ++tried;
-      if (!C{}.match(g, value_ref{v, 0}, caps) || !O{}.match(g, *value, caps)) continue;
+      if (!C{}.match(g, value_ref{v, 0}, caps) || !O{}.match(g, slot_values[slot], caps)) continue;
       caps.site = devpass::use{v, slot};
-      if (fire(caps)) return true;
+      if (fire(caps)) return true;  // the graph changed: the caller looks at v afresh
     }
     return false;
   }
@@ -93,18 +110,8 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
   for (const auto v : boost::make_iterator_range(boost::vertices(g)))
     if (!g[v].erased) queue.push_back(v), queued[v] = 1;
 
-  const auto enqueue_revisits = [&] {
-    for (const vertex v : ctx.revisit) {
-      if (v >= queued.size()) queued.resize(boost::num_vertices(g), 0);
-      if (!queued[v] && !g[v].erased) queue.push_back(v), queued[v] = 1;
-    }
-    ctx.revisit.clear();
-  };
-
-  for (std::size_t head = 0; head < queue.size(); ++head) {
-    const vertex v = queue[head];
-    queued[v] = 0;
-    if (g[v].erased) continue;
+  // Tries the table at v once; true when a rule was applied.
+  const auto visit = [&](vertex v) {
     bool done = false;
     std::size_t index = 0;
     std::apply(
@@ -129,12 +136,23 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
                  ...);
         },
         table.rules);
-    if (done) {
-      ctx.touch(v);
-      enqueue_revisits();
-    } else {
+    return done;
+  };
+
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    const vertex v = queue[head];
+    queued[v] = 0;
+    // After a rewrite the node is looked at again at once, while its edges are in cache, until
+    // no rule applies (the bound above still caps a rule that never stops).
+    while (!g[v].erased && visit(v)) {
+      for (const vertex touched : ctx.revisit) {
+        if (touched == v) continue;
+        if (touched >= queued.size()) queued.resize(boost::num_vertices(g), 0);
+        if (!queued[touched] && !g[touched].erased) queue.push_back(touched), queued[touched] = 1;
+      }
       ctx.revisit.clear();
     }
+    ctx.revisit.clear();
   }
   if (options.compact_at_end) compact(g);
   rewrite_counters delta = ctx.counters;
