@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "devpass/passes/propagate_device.hpp"
+#include "devpass/pipeline/instrumentation.hpp"
 
 using namespace devpass;
 using namespace devpass::dsl;

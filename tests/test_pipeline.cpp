@@ -6,6 +6,7 @@
 
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/pipeline/pipeline.hpp"
+#include "devpass/pipeline/instrumentation.hpp"
 
 using namespace devpass;
 using devpass::pattern::type_list;

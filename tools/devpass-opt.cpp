@@ -24,6 +24,7 @@
 #include "devpass/io/json_reader.hpp"
 #include "devpass/io/json_writer.hpp"
 #include "devpass/passes/propagate_device.hpp"
+#include "devpass/pipeline/instrumentation.hpp"
 #include "devpass/planning/memory_planner.hpp"
 
 #ifndef DEVPASS_VERSION

@@ -14,8 +14,9 @@
 // runs: no copies; delegate inputs and outputs are tagged with the delegate's device.
 #pragma once
 
-#include <set>
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/graph.hpp"
@@ -91,9 +92,10 @@ inline bool output_reads_on_host_executorch(const graph& g, value_ref value, boo
 }
 
 inline std::size_t distinct_consumers(const graph& g, value_ref value) {
-  std::set<vertex> consumers;
-  for_each_use(g, value, [&](use u) { consumers.insert(u.consumer); });
-  return consumers.size();
+  std::vector<vertex> consumers;
+  for_each_use(g, value, [&](use u) { consumers.push_back(u.consumer); });
+  std::sort(consumers.begin(), consumers.end());
+  return static_cast<std::size_t>(std::unique(consumers.begin(), consumers.end()) - consumers.begin());
 }
 
 using namespace devpass::dsl;

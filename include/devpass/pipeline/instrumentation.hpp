@@ -2,7 +2,7 @@
 // pass instrumentation: timing, statistics, print-after-each, verify-each. None of them lives
 // inside a pass; a pipeline run with no_instrumentation calls empty inline functions only.
 //
-// An instrumentation is any type with
+// An instrumentation is any type with (phase_result and no_instrumentation: phase.hpp)
 //   void before_phase(std::string_view name, const graph&);
 //   void after_phase(std::string_view name, const graph&, const phase_result&);
 #pragma once
@@ -16,21 +16,9 @@
 
 #include "devpass/graph/graph.hpp"
 #include "devpass/graph/verify.hpp"
-#include "devpass/rules/context.hpp"
+#include "devpass/pipeline/phase.hpp"
 
 namespace devpass::pipeline {
-
-// What a phase reports: the rewrite counters and, for passes that count copies, their figures.
-struct phase_result {
-  rules::rewrite_counters counters;
-  std::size_t copies_inserted = 0;
-  std::size_t copies_elided = 0;
-};
-
-struct no_instrumentation {
-  void before_phase(std::string_view, const graph&) {}
-  void after_phase(std::string_view, const graph&, const phase_result&) {}
-};
 
 // Wall time per phase (-time-passes).
 struct phase_timer {

@@ -19,7 +19,7 @@
 
 #include "devpass/graph/graph.hpp"
 #include "devpass/pattern/fixed_string.hpp"
-#include "devpass/pipeline/instrumentation.hpp"
+#include "devpass/pipeline/phase.hpp"
 
 namespace devpass::pipeline {
 

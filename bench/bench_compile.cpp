@@ -1,0 +1,89 @@
+// scripts/bench compile — compile time of the DSL, measured by running the compiler:
+//   - a TU that runs the default device-propagation pipeline (both policies, run-time selected);
+//   - TUs with a rule table of 10, 50 and 100 distinct rules applied by the driver;
+//   - a TU that only includes the graph model, for reference.
+// Each TU is compiled with the project's C++ compiler at -O2 -c; the best of 3 runs is reported.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#ifndef DEVPASS_CXX
+#error "bench/CMakeLists.txt defines DEVPASS_CXX, DEVPASS_INCLUDE and DEVPASS_BOOST_INCLUDE"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string rules_tu(int rules) {
+  std::ostringstream tu;
+  tu << "#include <devpass/rules.hpp>\n"
+        "using namespace devpass;\nusing namespace devpass::dsl;\n"
+        "constexpr auto x = \"x\"_c; constexpr auto d = \"d\"_c;\n"
+        "struct options {};\n"
+        "constexpr auto table = make_table(\n";
+  static const char* const ops[] = {"delegate", "call", "h2d_copy", "d2h_copy", "d2d_copy", "constant", "input"};
+  for (int i = 0; i < rules; ++i) {
+    const char* op = ops[i % 7];
+    // Distinct guards (each a distinct lambda type) so no two rules are the same type.
+    tu << "  " << op << ".as(d)[satisfies([](const auto& c, value_ref v) { return c.g[v.producer].outputs.size() == "
+       << (i % 5) << "u && c.g[v.producer].id.size() > " << i << "u; }, d)] / apply([](auto&, value_ref) {}, d)"
+       << (i + 1 < rules ? ",\n" : ");\n");
+  }
+  tu << "std::size_t run(graph& g) { options o; rules::rewrite_context<options> ctx(g, o);\n"
+        "  return apply_rules(table, ctx).rewrites; }\n";
+  return tu.str();
+}
+
+const char* const pipeline_tu =
+    "#include <devpass/passes/propagate_device.hpp>\n"
+    "std::size_t run(devpass::graph& g, const devpass::propagate_options& o) {\n"
+    "  return devpass::propagate_device(g, o).after.copies(); }\n";
+
+const char* const graph_only_tu =
+    "#include <devpass/graph/graph.hpp>\n"
+    "std::size_t run(devpass::graph& g) { return devpass::topological_order(g).size(); }\n";
+
+double compile_seconds(const fs::path& dir, const std::string& name, const std::string& source) {
+  const fs::path file = dir / (name + ".cpp");
+  std::ofstream(file) << source;
+  const std::string command = std::string(DEVPASS_CXX) + " -std=c++20 -O2 -c -I" + DEVPASS_INCLUDE + " -I" +
+                              DEVPASS_BOOST_INCLUDE + " " + file.string() + " -o " + (dir / (name + ".o")).string();
+  double best = 1e30;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    if (std::system(command.c_str()) != 0) {
+      std::fprintf(stderr, "bench compile: '%s' failed\n", command.c_str());
+      std::exit(1);
+    }
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
+void emit(const std::string& metric, double value, const char* unit) {
+  std::printf("{\"bench\":\"compile\",\"metric\":\"%s\",\"value\":%.4g,\"unit\":\"%s\"}\n", metric.c_str(), value, unit);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main() {
+  const fs::path dir = fs::temp_directory_path() / "devpass_bench_compile";
+  fs::create_directories(dir);
+  const double graph_only = compile_seconds(dir, "graph_only", graph_only_tu);
+  emit("graph_model_only_seconds", graph_only, "s");
+  emit("default_pipeline_seconds", compile_seconds(dir, "pipeline", pipeline_tu), "s");
+  double ten = 0;
+  for (const int n : {10, 50, 100}) {
+    const double s = compile_seconds(dir, "rules_" + std::to_string(n), rules_tu(n));
+    emit("rules_" + std::to_string(n) + "_seconds", s, "s");
+    if (n == 10) ten = s;
+    else emit("per_rule_seconds_10_to_" + std::to_string(n), (s - ten) / (n - 10), "s");
+  }
+  fs::remove_all(dir);
+}
