@@ -163,6 +163,27 @@ TEST_CASE("executor: a placed and planned graph runs its copies on the emulated 
   CHECK(dynamic_cast<emulated_device_allocator&>(d0.underlying()).live_allocations() == 0);
 }
 
+TEST_CASE("executor: a constant cache fills each constant once and gives the same results") {
+  graph g = placed();
+  const memory_plan plan = plan_for(g);
+  allocator_registry allocators = emulated_registry();
+  auto& d0 = dynamic_cast<failing_allocator&>(allocators.find(cuda_device(0)));
+  {
+    constant_cache constants;
+    for (int call = 0; call < 3; ++call) {
+      const auto inputs = make_method_inputs(g, allocators, 7);
+      const auto result = execute(g, plan, allocators, test_kernels(), inputs, {.seed = 7, .constants = &constants});
+      CHECK(floats(result.outputs[0]) == expected(7)[0]);
+      CHECK(floats(result.outputs[1]) == expected(7)[1]);
+    }
+    CHECK(constants.size() == 1);
+    // Three arenas and one constant: the weight was allocated (and filled) once for three calls.
+    CHECK(d0.allocations() == 4);
+    CHECK(d0.live() == 1);  // the cached weight, until the cache goes
+  }
+  CHECK(d0.live() == 0);
+}
+
 TEST_CASE("executor: an unplanned placed graph gives each value its own allocation and the same results") {
   graph g = placed();
   allocator_registry allocators = emulated_registry();

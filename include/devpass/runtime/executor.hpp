@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -129,8 +130,43 @@ struct copy_stats {
   direction h2d, d2h, d2d;
 };
 
+// Constants (weights) materialised once and reused by every execution that is given the cache,
+// as a runtime loads weights once rather than per call. Keyed by (node id, device, seed), so one
+// cache can serve several methods; it must not outlive the allocators its tensors came from.
+class constant_cache {
+ public:
+  // The constant's memory on `where`, filled from the seed the first time it is asked for.
+  std::byte* get(device_allocator& allocator, const tensor_spec& spec, device where, std::uint64_t seed,
+                 const std::string& id) {
+    auto [it, fresh] = tensors_.try_emplace(key{id, where, seed});
+    if (fresh) {
+      try {
+        it->second = tensor{spec, device_buffer(allocator, spec.byte_size(), 64, id)};
+        fill_on(allocator, it->second.buffer.bytes(), spec, seed, id);
+      } catch (...) {
+        tensors_.erase(it);
+        throw;
+      }
+    } else if (!it->second.spec.same_layout(spec)) {
+      throw graph_error("", id, "outputs[0]", "the cached constant has another dtype or shape");
+    }
+    return it->second.buffer.bytes();
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return tensors_.size(); }
+
+ private:
+  struct key {
+    std::string id;
+    device where;
+    std::uint64_t seed;
+    friend auto operator<=>(const key&, const key&) = default;
+  };
+  std::map<key, tensor> tensors_;
+};
+
 struct execute_options {
-  std::uint64_t seed = 0;  // for constants
+  std::uint64_t seed = 0;              // for constants
+  constant_cache* constants = nullptr;  // when given, constants are filled once and reused
 };
 
 struct execution_result {
@@ -267,6 +303,12 @@ class execution {
       case op_kind::input: bind_input(v); break;
       case op_kind::constant: {
         const device where = location_of(g_, {v, 0});
+        if (options_.constants && !n.outputs[0].mem_id) {
+          slot& s = values_[v][0];
+          s.data = options_.constants->get(allocator_of(where), n.outputs[0], where, options_.seed, n.id);
+          s.produced = true;
+          break;
+        }
         if (where.is_host()) fence_host_writes();
         fill_on(allocator_of(where), place_output(v, 0), n.outputs[0], options_.seed, n.id);
         break;
