@@ -131,6 +131,10 @@ TEST_CASE("id_allocator: generated ids never collide with existing '@' ids") {
   }
   s.g[s.r].id = "x@d2h";
   id_allocator ids(s.g);
-  CHECK(ids.make("x@d2h") == "x@d2h#2");
+  // The caller adds each node before asking for the next id (as the copy actions do).
+  const std::string second = ids.make("x@d2h");
+  CHECK(second == "x@d2h#2");
+  (void)add_node(s.g, {.id = second, .op = op_kind::d2h_copy});
   CHECK(ids.make("x@d2h") == "x@d2h#3");
+  CHECK(ids.make("y@d2h") == "y@d2h");
 }

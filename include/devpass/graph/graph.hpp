@@ -22,7 +22,6 @@
 #include <optional>
 #include <queue>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "devpass/graph/device.hpp"
@@ -137,12 +136,26 @@ void for_each_use(const graph& g, value_ref value, F&& f) {
   return n.device;
 }
 
-// Makes input slot `slot` of `consumer` read `value` instead of what it read before.
+// Makes input slot `slot` of `consumer` read `value` instead of what it read before. The edge is
+// moved in place (its list node, property and place in the consumer's in-edge list are kept;
+// only the producers' out-edge lists change), which costs no allocation: remove_edge + add_edge
+// would free and allocate a list node for every rewired use. Like compact(), this touches
+// adjacency_list's public storage (m_vertices), stable in Boost.Graph.
 inline void set_operand(graph& g, vertex consumer, std::uint32_t slot, value_ref value) {
-  std::optional<edge> old;
-  for (const auto e : boost::make_iterator_range(boost::in_edges(consumer, g)))
-    if (g[e].slot == slot) { old = e; break; }
-  if (old) boost::remove_edge(*old, g);
+  for (auto& in : g.m_vertices[consumer].m_in_edges) {
+    const auto edge_node = in.get_iter();
+    if (edge_node->get_property().slot != slot) continue;
+    edge_node->get_property().output = value.output;
+    const vertex old_producer = in.get_target();
+    if (old_producer != value.producer) {
+      auto& old_out = g.m_vertices[old_producer].m_out_edges;
+      old_out.erase(std::find_if(old_out.begin(), old_out.end(), [&](const auto& out) { return out.get_iter() == edge_node; }));
+      g.m_vertices[value.producer].m_out_edges.emplace_back(consumer, edge_node);
+      in.get_target() = value.producer;
+      edge_node->m_source = value.producer;
+    }
+    return;
+  }
   connect(g, value, consumer, slot);
 }
 
@@ -299,32 +312,73 @@ inline void compact(graph& g) {
   return order;
 }
 
-// Hands out ids for nodes that passes create. Generated ids contain '@' ("x@d2h"); the passes
-// build them injectively from unique ids, so they only need checking against ids that already
-// contain '@' (normally none, so making an id costs no lookup).
+// Hands out ids for nodes that passes create (the caller adds the node before the next make()). Generated ids contain '@' ("x@d2h"); the passes
+// build them injectively from unique ids, so a candidate can only collide with an id that
+// already contains '@' (from an earlier pass, or a user's). Those are remembered by hash only
+// (an open-addressing table of 64-bit hashes: no string copies); a candidate whose hash is
+// there is checked exactly against the graph, which happens only on a real collision.
 class id_allocator {
  public:
-  // The scan for existing '@' ids happens on the first make(), so a pass that creates no node
-  // pays nothing.
+  // The scan happens on the first make(), so a pass that creates no node pays nothing.
   explicit id_allocator(const graph& g) : g_(&g) {}
+
   [[nodiscard]] std::string make(std::string candidate) {
-    if (g_) {
-      for (const auto v : boost::make_iterator_range(boost::vertices(*g_)))
-        if (!(*g_)[v].erased && (*g_)[v].id.find('@') != std::string::npos) taken_.insert((*g_)[v].id);
-      g_ = nullptr;
-    }
-    if (taken_.empty()) return candidate;
-    if (taken_.contains(candidate)) {
+    if (!scanned_) scan();
+    if (seen(candidate) && taken(candidate)) {
       const std::string base = candidate;
-      for (std::size_t k = 2; taken_.contains(candidate); ++k) candidate = base + "#" + std::to_string(k);
+      for (std::size_t k = 2; seen(candidate) && taken(candidate); ++k) candidate = base + "#" + std::to_string(k);
     }
-    taken_.insert(candidate);
+    remember(candidate);
     return candidate;
   }
 
  private:
-  const graph* g_;  // still to scan, until the first make()
-  std::unordered_set<std::string> taken_;
+  static std::uint64_t hash_of(std::string_view id) { return std::hash<std::string_view>{}(id) | 1; }
+
+  void scan() {
+    scanned_ = true;
+    for (const auto v : boost::make_iterator_range(boost::vertices(*g_)))
+      if (!(*g_)[v].erased && (*g_)[v].id.find('@') != std::string::npos) remember((*g_)[v].id);
+  }
+  void remember(std::string_view id) {
+    if (2 * (count_ + 1) > table_.size()) grow();
+    insert(hash_of(id));
+    ++count_;
+  }
+  void insert(std::uint64_t h) {
+    const std::size_t mask = table_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask)
+      if (table_[i] == 0 || table_[i] == h) {
+        table_[i] = h;
+        return;
+      }
+  }
+  void grow() {
+    std::vector<std::uint64_t> old = std::move(table_);
+    table_.assign(old.empty() ? 64 : old.size() * 2, 0);
+    for (const std::uint64_t h : old)
+      if (h) insert(h);
+  }
+  [[nodiscard]] bool seen(std::string_view id) const {
+    if (table_.empty()) return false;
+    const std::uint64_t h = hash_of(id);
+    const std::size_t mask = table_.size() - 1;
+    for (std::size_t i = h & mask; table_[i] != 0; i = (i + 1) & mask)
+      if (table_[i] == h) return true;
+    return false;
+  }
+  // The exact check behind a hash hit. Callers add each node right after making its id, so the
+  // graph holds every id issued before.
+  [[nodiscard]] bool taken(std::string_view id) const {
+    for (const auto v : boost::make_iterator_range(boost::vertices(*g_)))
+      if (!(*g_)[v].erased && (*g_)[v].id == id) return true;
+    return false;
+  }
+
+  const graph* g_;
+  bool scanned_ = false;
+  std::vector<std::uint64_t> table_;  // hashes of ids containing '@'; 0 = empty
+  std::size_t count_ = 0;
 };
 
 // The text form of a value reference in files and messages: "id" for output 0, "id:k" otherwise.
