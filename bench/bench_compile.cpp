@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "bench_report.hpp"
+
 #ifndef DEVPASS_CXX
 #error "bench/CMakeLists.txt defines DEVPASS_CXX, DEVPASS_INCLUDE and DEVPASS_BOOST_INCLUDE"
 #endif
@@ -53,22 +55,15 @@ double compile_seconds(const fs::path& dir, const std::string& name, const std::
   std::ofstream(file) << source;
   const std::string command = std::string(DEVPASS_CXX) + " -std=c++20 -O2 -c -I" + DEVPASS_INCLUDE + " -I" +
                               DEVPASS_BOOST_INCLUDE + " " + file.string() + " -o " + (dir / (name + ".o")).string();
-  double best = 1e30;
-  for (int i = 0; i < 3; ++i) {
-    const auto start = std::chrono::steady_clock::now();
+  return devpass::bench::best_seconds(3, [&] {
     if (std::system(command.c_str()) != 0) {
       std::fprintf(stderr, "bench compile: '%s' failed\n", command.c_str());
       std::exit(1);
     }
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
+  });
 }
 
-void emit(const std::string& metric, double value, const char* unit) {
-  std::printf("{\"bench\":\"compile\",\"metric\":\"%s\",\"value\":%.4g,\"unit\":\"%s\"}\n", metric.c_str(), value, unit);
-  std::fflush(stdout);
-}
+void emit(const std::string& metric, double value, const char* unit) { devpass::bench::emit("compile", metric, value, unit); }
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "bench_report.hpp"
 #include "devpass/passes/propagate_device.hpp"
 #include "synthetic_graph.hpp"
 
@@ -37,13 +38,8 @@ std::size_t hand_written_elide(graph& g) {
   return elided;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-void emit(const char* metric, double value, const char* unit) {
-  std::printf("{\"bench\":\"dsl\",\"metric\":\"%s\",\"value\":%.6g,\"unit\":\"%s\"}\n", metric, value, unit);
-}
+void emit(const char* metric, double value, const char* unit) { devpass::bench::emit("dsl", metric, value, unit); }
+using devpass::bench::seconds;
 
 }  // namespace
 
@@ -56,14 +52,10 @@ int main(int argc, char** argv) {
   std::size_t dsl_removed = 0, hand_removed = 0;
   for (int repeat = 0; repeat < 3; ++repeat) {
     graph a = source, b = source;  // copies are not timed
-    auto start = std::chrono::steady_clock::now();
-    const auto result = propagation::run_table(propagation::elide_table, a, propagate_options{});
-    dsl_best = std::min(dsl_best, seconds_since(start));
+    pipeline::phase_result result;
+    dsl_best = std::min(dsl_best, seconds([&] { result = propagation::run_table(propagation::elide_table, a, propagate_options{}); }));
     dsl_removed = result.counters.nodes_removed;
-
-    start = std::chrono::steady_clock::now();
-    hand_removed = hand_written_elide(b);
-    hand_best = std::min(hand_best, seconds_since(start));
+    hand_best = std::min(hand_best, seconds([&] { hand_removed = hand_written_elide(b); }));
     if (boost::num_vertices(a) != boost::num_vertices(b) || dsl_removed != hand_removed) {
       std::fprintf(stderr, "bench dsl: the DSL and the hand-written loop disagree (%zu vs %zu removed)\n", dsl_removed,
                    hand_removed);

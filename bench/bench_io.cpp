@@ -12,27 +12,14 @@
 
 #include "devpass/io/json_reader.hpp"
 #include "devpass/io/json_writer.hpp"
+#include "bench_report.hpp"
 #include "synthetic_graph.hpp"
 
 namespace {
 
-void emit(const std::string& metric, double value, const char* unit) {
-  std::printf("{\"bench\":\"io\",\"metric\":\"%s\",\"value\":%.6g,\"unit\":\"%s\"}\n", metric.c_str(), value, unit);
-  std::fflush(stdout);
-}
-
-std::string size_tag(std::size_t n) {
-  if (n % 1000000 == 0) return std::to_string(n / 1000000) + "m";
-  if (n % 1000 == 0) return std::to_string(n / 1000) + "k";
-  return std::to_string(n);
-}
-
-template <class F>
-double seconds(F&& f) {
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+void emit(const std::string& metric, double value, const char* unit) { devpass::bench::emit("io", metric, value, unit); }
+using devpass::bench::seconds;
+using devpass::bench::size_tag;
 
 }  // namespace
 
@@ -61,8 +48,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_io: %s\n", e.what());
     return 1;
   }
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  emit("peak_rss_kib", static_cast<double>(usage.ru_maxrss), "KiB");
+  emit("peak_rss_kib", static_cast<double>(devpass::bench::peak_rss_kib()), "KiB");
   return 0;
 }

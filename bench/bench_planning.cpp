@@ -19,35 +19,15 @@
 #include "devpass/graph/verify.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/planning/memory_planner.hpp"
+#include "bench_report.hpp"
 #include "synthetic_graph.hpp"
 
 namespace {
 
-void emit(const std::string& metric, double value, const char* unit) {
-  std::printf("{\"bench\":\"planning\",\"metric\":\"%s\",\"value\":%.10g,\"unit\":\"%s\"}\n", metric.c_str(), value, unit);
-  std::fflush(stdout);
-}
-
-std::string size_tag(std::size_t n) {
-  if (n % 1000000 == 0) return std::to_string(n / 1000000) + "m";
-  if (n % 1000 == 0) return std::to_string(n / 1000) + "k";
-  return std::to_string(n);
-}
-
-template <class F>
-double seconds(F&& f) {
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// Processor time of this process: on a shared machine the wall clock also counts waiting for a core.
-template <class F>
-double cpu_seconds(F&& f) {
-  const std::clock_t start = std::clock();
-  f();
-  return static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
-}
+void emit(const std::string& metric, double value, const char* unit) { devpass::bench::emit("planning", metric, value, unit); }
+using devpass::bench::cpu_seconds;
+using devpass::bench::seconds;
+using devpass::bench::size_tag;
 
 // Every value's spec device from location_of: what a placement pass leaves behind, before copies.
 void place_from_location(devpass::graph& g) {
@@ -103,8 +83,6 @@ int main(int argc, char** argv) {
   emit("lifetimes_" + tag + "_seconds", lifetimes_s, "s");
   emit("verify_structure_" + tag + "_seconds", verify_s, "s");  // what the reader runs on every file
   emit_buffers(plan, "");
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  emit("peak_rss", static_cast<double>(usage.ru_maxrss), "KiB");
+  emit("peak_rss", static_cast<double>(devpass::bench::peak_rss_kib()), "KiB");
   return 0;
 }

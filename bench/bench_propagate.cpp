@@ -1,40 +1,21 @@
 // scripts/bench propagate — device propagation on synthetic graphs of 10k, 100k and 1M nodes:
 // pass time without file I/O for both policies, peak RSS, and the ratio to a hand-written
 // flat-array program doing the executorch job (flat_propagation.hpp), measured in the same run.
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "devpass/passes/propagate_device.hpp"
+#include "bench_report.hpp"
 #include "flat_propagation.hpp"
 #include "synthetic_graph.hpp"
 
 namespace {
 
-template <class F>
-double best_seconds(int repeats, F&& f) {
-  double best = 1e30;
-  for (int i = 0; i < repeats; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    best = std::min(best, elapsed.count());
-  }
-  return best;
-}
-
-void emit(const std::string& metric, double value, const char* unit) {
-  std::printf("{\"bench\":\"propagate\",\"metric\":\"%s\",\"value\":%.6g,\"unit\":\"%s\"}\n", metric.c_str(), value, unit);
-}
-
-long peak_rss_kib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
+void emit(const std::string& metric, double value, const char* unit) { devpass::bench::emit("propagate", metric, value, unit); }
+using devpass::bench::best_seconds;
+using devpass::bench::peak_rss_kib;
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/default_allocators.hpp"
 #include "devpass/runtime/executor.hpp"
+#include "bench_report.hpp"
 #if defined(DEVPASS_HAS_CUDA)
 #include <cuda_runtime_api.h>
 
@@ -24,20 +25,8 @@ using namespace devpass::runtime;
 
 namespace {
 
-void emit(const char* metric, double value, const char* unit) {
-  std::printf("{\"bench\":\"runtime\",\"metric\":\"%s\",\"value\":%.4g,\"unit\":\"%s\"}\n", metric, value, unit);
-}
-
-template <class F>
-double best_seconds(int repeats, F&& f) {
-  double best = 1e300;
-  for (int i = 0; i < repeats; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
-}
+void emit(const char* metric, double value, const char* unit) { devpass::bench::emit("runtime", metric, value, unit); }
+using devpass::bench::best_seconds;
 
 // input -> h2d -> n delegates on cuda:0 (a one-element kernel) -> d2h -> output.
 graph chain(std::uint32_t n) {
