@@ -1,6 +1,7 @@
 // The CUDA allocators (see include/devpass/runtime/cuda/cuda_allocator.hpp for the contract).
 // Built with the host compiler against the CUDA runtime API; no Boost, Hana or doctest here.
 #include "devpass/runtime/cuda/cuda_allocator.hpp"
+#include "devpass/runtime/host_allocator.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -18,6 +19,7 @@ namespace {
 
 using runtime::device_allocator;
 using runtime::device_error;
+using runtime::host_memory_allocator;
 
 // Pageable host memory goes through two pinned chunks of this size, so the memcpy into one
 // overlaps the DMA out of the other.
@@ -57,12 +59,7 @@ class device_scope {
   return attributes.type == cudaMemoryTypeHost;
 }
 
-class pinned_host_allocator final : public device_allocator {
- public:
-  [[nodiscard]] devpass::device device() const noexcept override { return cpu_device; }
-  [[nodiscard]] bool emulated() const noexcept override { return false; }
-  [[nodiscard]] bool owns(const void*, std::uint64_t) const noexcept override { return true; }
-
+class pinned_host_allocator final : public host_memory_allocator {
  protected:
   void* do_allocate(std::uint64_t bytes, std::uint32_t alignment, std::string_view node) override {
     if (alignment > 4096) fail("cudaHostAlloc", node, "alignment " + std::to_string(alignment) + " above a page");
@@ -71,17 +68,6 @@ class pinned_host_allocator final : public device_allocator {
     return p;
   }
   void do_deallocate(void* p) noexcept override { (void)cudaFreeHost(p); }
-  void do_copy_host_to_device(void* dst, const void* src, std::uint64_t bytes, std::string_view) override {
-    std::memmove(dst, src, bytes);
-  }
-  void do_copy_device_to_host(void* dst, const void* src, std::uint64_t bytes, std::string_view) override {
-    std::memmove(dst, src, bytes);
-  }
-  void do_copy_device_to_device(void* dst, device_allocator& source, const void* src, std::uint64_t bytes,
-                                std::string_view node) override {
-    if (source.device().is_host() || source.underlying().emulated()) std::memmove(dst, src, bytes);
-    else source.copy_device_to_host(dst, src, bytes, node);
-  }
 };
 
 class cuda_allocator final : public device_allocator {

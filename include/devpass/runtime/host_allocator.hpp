@@ -32,11 +32,31 @@ namespace detail {
 }
 }  // namespace detail
 
-class host_allocator final : public device_allocator {
+// What every allocator of the cpu's own memory shares (this one, and the CUDA part's pinned host
+// allocator): it is the host, and its "copies" are memmoves; a device-to-device copy into it
+// from a real device is that device's device-to-host copy.
+class host_memory_allocator : public device_allocator {
  public:
   [[nodiscard]] devpass::device device() const noexcept override { return cpu_device; }
   [[nodiscard]] bool emulated() const noexcept override { return false; }
   [[nodiscard]] bool owns(const void*, std::uint64_t) const noexcept override { return true; }
+
+ protected:
+  void do_copy_host_to_device(void* dst, const void* src, std::uint64_t bytes, std::string_view) override {
+    std::memmove(dst, src, bytes);
+  }
+  void do_copy_device_to_host(void* dst, const void* src, std::uint64_t bytes, std::string_view) override {
+    std::memmove(dst, src, bytes);
+  }
+  void do_copy_device_to_device(void* dst, device_allocator& source, const void* src, std::uint64_t bytes,
+                                std::string_view node) override {
+    if (source.underlying().emulated() || source.device().is_host()) std::memmove(dst, src, bytes);
+    else source.copy_device_to_host(dst, src, bytes, node);
+  }
+};
+
+class host_allocator final : public host_memory_allocator {
+ public:
   [[nodiscard]] std::size_t live_allocations() const noexcept { return live_; }
 
  protected:
@@ -48,17 +68,6 @@ class host_allocator final : public device_allocator {
   void do_deallocate(void* p) noexcept override {
     std::free(p);
     --live_;
-  }
-  void do_copy_host_to_device(void* dst, const void* src, std::uint64_t bytes, std::string_view) override {
-    std::memmove(dst, src, bytes);
-  }
-  void do_copy_device_to_host(void* dst, const void* src, std::uint64_t bytes, std::string_view) override {
-    std::memmove(dst, src, bytes);
-  }
-  void do_copy_device_to_device(void* dst, device_allocator& source, const void* src, std::uint64_t bytes,
-                                std::string_view node) override {
-    if (source.underlying().emulated() || source.device().is_host()) std::memmove(dst, src, bytes);
-    else source.copy_device_to_host(dst, src, bytes, node);
   }
 
  private:
