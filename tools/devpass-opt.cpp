@@ -186,7 +186,7 @@ void print_help(std::ostream& os) {
   for (const auto& spec : option_table) {
     if (spec.metavar.empty()) continue;  // a spelling of the row above
     std::string left(spec.metavar);
-    if (left.size() < 26) left.resize(26, ' ');
+    if (left.size() < 31) left.resize(31, ' ');
     else left += ' ';
     os << "  " << left << spec.help << "\n";
   }
@@ -263,9 +263,14 @@ void print_times(const options& o, const devpass::pipeline::phase_timer& timer) 
                 << "}";
     std::cerr << "], \"total_seconds\": " << timer.total_seconds() << "}\n";
   } else {
+    const auto line = [](double seconds, std::string_view name) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%10.6f s  ", seconds);
+      std::cerr << text << name << "\n";
+    };
     std::cerr << "=== pass execution timing ===\n";
-    for (const auto& p : timer.phases) std::cerr << "  " << p.seconds << " s  " << p.name << "\n";
-    std::cerr << "  " << timer.total_seconds() << " s  total\n";
+    for (const auto& p : timer.phases) line(p.seconds, p.name);
+    line(timer.total_seconds(), "total");
   }
 }
 
