@@ -11,7 +11,9 @@
 // throws rewrite_error naming the rule: never a silent stop. Erased nodes are compacted at the end.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -59,25 +61,18 @@ struct sites<pattern::on_use_t<C, O>> {
       Caps probe;
       if (!C{}.match(g, value_ref{v, 0}, probe)) return false;  // the consumer does not match
     }
-    // The operands by slot, read in one pass over the in-edges (most nodes have a few).
-    constexpr std::uint32_t inline_slots = 8;
+    // The operands by slot, read in one pass over the in-edges (on the stack for most nodes).
+    constexpr vertex unconnected = static_cast<vertex>(-1);
     const std::uint32_t arity = g[v].arity;
-    std::array<value_ref, inline_slots> small;
-    std::vector<value_ref> large;
-    value_ref* slot_values = small.data();
-    if (arity > inline_slots) large.resize(arity), slot_values = large.data();
-    std::array<bool, inline_slots> small_seen{};
-    std::vector<char> large_seen;
-    if (arity > inline_slots) large_seen.assign(arity, 0);
-    for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
-      const std::uint32_t slot = g[e].slot;
-      if (slot >= arity) continue;
-      slot_values[slot] = value_ref{boost::source(e, g), g[e].output};
-      if (arity > inline_slots) large_seen[slot] = 1;
-      else small_seen[slot] = true;
-    }
+    std::array<value_ref, 8> on_stack;
+    std::vector<value_ref> on_heap;
+    const std::span<value_ref> slot_values =
+        arity <= on_stack.size() ? std::span<value_ref>(on_stack).first(arity) : (on_heap.resize(arity), std::span<value_ref>(on_heap));
+    std::fill(slot_values.begin(), slot_values.end(), value_ref{unconnected, 0});
+    for (const auto e : boost::make_iterator_range(boost::in_edges(v, g)))
+      if (g[e].slot < arity) slot_values[g[e].slot] = value_ref{boost::source(e, g), g[e].output};
     for (std::uint32_t slot = 0; slot < arity; ++slot) {
-      if (!(arity > inline_slots ? large_seen[slot] != 0 : small_seen[slot])) continue;
+      if (slot_values[slot].producer == unconnected) continue;
       Caps caps;
       ++tried;
       if (!C{}.match(g, value_ref{v, 0}, caps) || !O{}.match(g, slot_values[slot], caps)) continue;
