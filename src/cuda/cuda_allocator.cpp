@@ -99,11 +99,7 @@ class cuda_allocator final : public device_allocator {
   [[nodiscard]] devpass::device device() const noexcept override { return device_; }
   [[nodiscard]] bool emulated() const noexcept override { return false; }
   [[nodiscard]] bool owns(const void* p, std::uint64_t bytes) const noexcept override {
-    const auto address = reinterpret_cast<std::uintptr_t>(p);
-    auto it = blocks_.upper_bound(address);
-    if (it == blocks_.begin()) return false;
-    --it;
-    return address - it->first <= it->second && bytes <= it->second - (address - it->first);
+    return runtime::detail::within_blocks(blocks_, p, bytes);
   }
   [[nodiscard]] void* native_stream() const noexcept override { return stream_; }
 

@@ -30,6 +30,17 @@ namespace detail {
   if (p == nullptr) a.fail("allocate", node, "out of memory (" + std::to_string(bytes) + " bytes)");
   return p;
 }
+
+// Whether [p, p + bytes) lies inside one block of `blocks` (start address -> size): how an
+// allocator that remembers its blocks tells its own memory from anyone else's.
+[[nodiscard]] inline bool within_blocks(const std::map<std::uintptr_t, std::uint64_t>& blocks, const void* p,
+                                        std::uint64_t bytes) noexcept {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  auto it = blocks.upper_bound(address);
+  if (it == blocks.begin()) return false;
+  --it;
+  return address - it->first <= it->second && bytes <= it->second - (address - it->first);
+}
 }  // namespace detail
 
 // What every allocator of the cpu's own memory shares (this one, and the CUDA part's pinned host
@@ -84,11 +95,7 @@ class emulated_device_allocator final : public device_allocator {
   [[nodiscard]] devpass::device device() const noexcept override { return device_; }
   [[nodiscard]] bool emulated() const noexcept override { return true; }
   [[nodiscard]] bool owns(const void* p, std::uint64_t bytes) const noexcept override {
-    const auto address = reinterpret_cast<std::uintptr_t>(p);
-    auto it = blocks_.upper_bound(address);
-    if (it == blocks_.begin()) return false;
-    --it;
-    return address - it->first <= it->second && bytes <= it->second - (address - it->first);
+    return detail::within_blocks(blocks_, p, bytes);
   }
   [[nodiscard]] std::size_t live_allocations() const noexcept { return blocks_.size(); }
 
