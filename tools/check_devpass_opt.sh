@@ -70,6 +70,10 @@ case $mode in
         cmp -s "$work/again.json" "$work/same.json" || fail "--policy=$policy $flags: propagating twice changed the graph"
       done
     done
+    # --time-passes=json: one JSON object on stderr naming every phase that ran, passes only.
+    expect_rc 0 "$opt" --propagate-device --time-passes=json "$graph" -o "$work/timed.json"
+    grep -qE '^\{"phases": \[\{"name": "insert-shared-copies", "seconds": [0-9.e+-]+\}, \{"name": "elide-round-trips", "seconds": [0-9.e+-]+\}, \{"name": "annotate-devices", "seconds": [0-9.e+-]+\}\], "total_seconds": [0-9.e+-]+\}$' "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "--time-passes=json is not the documented object"; }
     ;;
   usage)
     expect_rc 2 "$opt" --no-such-option "$graph" -o "$work/out.json"
