@@ -198,6 +198,16 @@ pipeline::phase_result run_table(const Table& table, graph& g, const propagate_o
 
 inline bool copies_enabled(const propagate_options& o) { return o.enable_non_cpu_memory_planning; }
 
+// When the insertion phases of one copy policy run: compiled in for that policy (or when the
+// policy is chosen at run time), active when it is the chosen one and copies are enabled.
+template <copy_policy Which>
+struct for_copy_policy {
+  template <class Policy>
+  static constexpr bool compiled_in =
+      Policy::runtime_selected || Policy::share_copies == (Which == copy_policy::devpass);
+  bool active(const propagate_options& o) const { return copies_enabled(o) && o.policy == Which; }
+};
+
 struct place_method_inputs {
   static constexpr std::string_view name = "place-method-inputs";
   using requires_ = type_list<pipeline::devices_assigned>;
@@ -208,33 +218,24 @@ struct place_method_inputs {
   pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(place_inputs_table, g, o); }
 };
 
-struct insert_input_copies {
+struct insert_input_copies : for_copy_policy<copy_policy::executorch> {
   static constexpr std::string_view name = "insert-input-copies";
   using requires_ = type_list<pipeline::devices_assigned>;
   using provides = type_list<>;
-  template <class Policy>
-  static constexpr bool compiled_in = Policy::runtime_selected || !Policy::share_copies;
-  bool active(const propagate_options& o) const { return copies_enabled(o) && o.policy == copy_policy::executorch; }
   pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(executorch_input_table, g, o); }
 };
 
-struct insert_output_copies {
+struct insert_output_copies : for_copy_policy<copy_policy::executorch> {
   static constexpr std::string_view name = "insert-output-copies";
   using requires_ = type_list<pipeline::devices_assigned>;
   using provides = type_list<pipeline::copies_explicit>;
-  template <class Policy>
-  static constexpr bool compiled_in = Policy::runtime_selected || !Policy::share_copies;
-  bool active(const propagate_options& o) const { return copies_enabled(o) && o.policy == copy_policy::executorch; }
   pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(executorch_output_table, g, o); }
 };
 
-struct insert_shared_copies {
+struct insert_shared_copies : for_copy_policy<copy_policy::devpass> {
   static constexpr std::string_view name = "insert-shared-copies";
   using requires_ = type_list<pipeline::devices_assigned>;
   using provides = type_list<pipeline::copies_explicit>;
-  template <class Policy>
-  static constexpr bool compiled_in = Policy::runtime_selected || Policy::share_copies;
-  bool active(const propagate_options& o) const { return copies_enabled(o) && o.policy == copy_policy::devpass; }
   pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(devpass_copy_table, g, o); }
 };
 
