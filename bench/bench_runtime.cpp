@@ -1,6 +1,7 @@
-// bench_runtime — the executor's cost per node on the emulated path, and, where a GPU is usable,
-// the CUDA allocator's copy bandwidth against a raw cudaMemcpyAsync of the same bytes in the same
-// run (the ratio is the figure to watch; goal >= 0.9). JSON lines as scripts/bench expects.
+// bench_runtime — the executor's cost per node on the emulated path; where a GPU is usable, its
+// cost per node there against the same kernels launched by hand, and the CUDA allocator's copy
+// bandwidth against a raw cudaMemcpyAsync of the same bytes in the same run (the ratio is the
+// figure to watch; goal >= 0.9). JSON lines as scripts/bench expects.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -18,6 +19,8 @@
 
 #include "devpass/runtime/cuda/cuda_allocator.hpp"
 #include "devpass/runtime/cuda/device_query.hpp"
+#include "devpass/runtime/kernels/builtin.hpp"
+#include "devpass/runtime/kernels/cuda_kernels.hpp"
 #endif
 
 using namespace devpass;
@@ -28,8 +31,9 @@ namespace {
 void emit(const char* metric, double value, const char* unit) { devpass::bench::emit("runtime", metric, value, unit); }
 using devpass::bench::best_seconds;
 
-// input -> h2d -> n delegates on cuda:0 (a one-element kernel) -> d2h -> output.
-graph chain(std::uint32_t n) {
+// input -> h2d -> n delegates on cuda:0 -> d2h -> output. Each delegate runs `kernel` on the
+// previous value (in every one of its `arity` slots).
+graph chain(std::uint32_t n, const std::string& kernel = "inc", std::uint32_t arity = 1) {
   const tensor_spec s{dtype::float32, {16}};
   graph g;
   node in{"x", op_kind::input, cpu_device, "", {s}};
@@ -39,9 +43,9 @@ graph chain(std::uint32_t n) {
   connect(g, {prev, 0}, c, 0);
   prev = c;
   for (std::uint32_t i = 0; i < n; ++i) {
-    node d{"d" + std::to_string(i), op_kind::delegate, cuda_device(0), "inc", {s}};
+    node d{"d" + std::to_string(i), op_kind::delegate, cuda_device(0), kernel, {s}, "", arity};
     const vertex v = add_node(g, d);
-    connect(g, {prev, 0}, v, 0);
+    for (std::uint32_t slot = 0; slot < arity; ++slot) connect(g, {prev, 0}, v, slot);
     prev = v;
   }
   node d2h{"y@d2h", op_kind::d2h_copy, cuda_device(0), "", {s}};
@@ -104,6 +108,36 @@ void copy_bandwidth() {
   emit("d2h_pinned_vs_raw", d2h_raw / d2h, "ratio");
   emit("h2d_pageable_staged_bandwidth", gbs(h2d_pageable), "GB/s");
 }
+
+// The executor on a real GPU: a chain of `add` delegates (16 floats each, so launch-bound) run by
+// execute() against the same kernels launched back to back on the same stream by hand.
+void executor_overhead_gpu() {
+  if (cuda::usable_device_count() == 0) return;
+  constexpr std::uint32_t nodes = 5000;
+  kernel_registry kernels;
+  register_builtin_kernels(kernels);
+  graph g = chain(nodes, "add", 2);
+  default_allocators allocators = make_default_allocators(devices_of(g), true);
+  if (allocators.emulated) return;
+  const auto inputs = make_method_inputs(g, allocators.registry, 1);
+  const memory_plan plan = plan_memory(g);
+  const double executor = best_seconds(5, [&] { (void)execute(g, plan, allocators.registry, kernels, inputs); });
+
+  device_allocator& dev = allocators.registry.find(cuda_device(0));
+  device_buffer a(dev, 64, 256), b(dev, 64, 256);
+  auto stream = static_cast<cudaStream_t>(dev.native_stream());
+  const double raw = best_seconds(5, [&] {
+    for (std::uint32_t i = 0; i < nodes; ++i) {
+      float* x = reinterpret_cast<float*>((i % 2 ? b : a).data());
+      float* y = reinterpret_cast<float*>((i % 2 ? a : b).data());
+      (void)cuda::kernels::add_f32(x, x, y, 16, stream);
+    }
+    cudaStreamSynchronize(stream);
+  });
+  emit("executor_ns_per_node_planned_cuda", executor / (nodes + 4) * 1e9, "ns");
+  emit("raw_launch_ns_per_kernel_cuda", raw / nodes * 1e9, "ns");
+  emit("executor_vs_raw_launch_cuda", raw / executor, "ratio");
+}
 #endif
 
 }  // namespace
@@ -112,5 +146,6 @@ int main() {
   executor_overhead();
 #if defined(DEVPASS_HAS_CUDA)
   copy_bandwidth();
+  executor_overhead_gpu();
 #endif
 }

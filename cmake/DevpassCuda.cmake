@@ -30,7 +30,10 @@ if(DEVPASS_HAS_CUDA)
   target_include_directories(devpass_cuda PUBLIC
     $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
     $<INSTALL_INTERFACE:include>)
-  target_link_libraries(devpass_cuda PUBLIC CUDA::cudart_static CUDA::cublas)
+  # No cuBLAS: its matmuls sum in their own order, and devpass's kernels compute the host
+  # kernels' bits. --fmad=false keeps a*b+c two roundings, as on the host (portable_math.hpp).
+  target_link_libraries(devpass_cuda PUBLIC CUDA::cudart_static)
+  target_compile_options(devpass_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false>)
   target_compile_definitions(devpass_cuda PUBLIC DEVPASS_HAS_CUDA=1)
 endif()
 message(STATUS "devpass: CUDA part ${DEVPASS_HAS_CUDA}")

@@ -184,6 +184,26 @@ TEST_CASE("executor: a constant cache fills each constant once and gives the sam
   CHECK(d0.live() == 0);
 }
 
+TEST_CASE("executor: a profile records every node once, in run order, with its kernel or op and a time") {
+  graph g = placed();
+  const memory_plan plan = plan_for(g);
+  allocator_registry allocators = emulated_registry();
+  const auto inputs = make_method_inputs(g, allocators, 7);
+  std::vector<node_time> profile;
+  const auto result = execute(g, plan, allocators, test_kernels(), inputs, {.seed = 7, .profile = &profile});
+  CHECK(floats(result.outputs[0]) == expected(7)[0]);  // profiling does not change results
+  REQUIRE(profile.size() == result.nodes_run);
+  REQUIRE(profile.size() == plan.order.size());
+  for (std::size_t i = 0; i < profile.size(); ++i) {
+    const node& n = g[plan.order[i]];
+    CAPTURE(n.id);
+    CHECK(profile[i].id == n.id);
+    CHECK(profile[i].what == (n.op == op_kind::delegate || n.op == op_kind::call ? n.kernel : std::string(to_string(n.op))));
+    CHECK(profile[i].seconds >= 0);
+  }
+  CHECK(std::count_if(profile.begin(), profile.end(), [](const node_time& t) { return t.what == "h2d_copy"; }) == 1);
+}
+
 TEST_CASE("executor: an unplanned placed graph gives each value its own allocation and the same results") {
   graph g = placed();
   allocator_registry allocators = emulated_registry();

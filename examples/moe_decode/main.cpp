@@ -4,13 +4,17 @@
 // devpass policy against ExecuTorch's without elision, the time per token and the device; checks
 // the tokens against a host-only run; writes the decode graph before/after propagation as DOT
 // (and SVG where graphviz is installed). docs/demo.md explains the output.
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "devpass/io/dot_writer.hpp"
 #include "pipeline.hpp"
@@ -19,7 +23,8 @@ namespace {
 
 constexpr std::string_view usage =
     "usage: moe_decode [--prompt N] [--tokens N] [--layers N] [--d-model N] [--heads N] [--experts N]\n"
-    "                  [--top-k N] [--ffn N] [--vocab N] [--max-seq N] [--seed N] [--out DIR] [--no-cuda]\n";
+    "                  [--top-k N] [--ffn N] [--vocab N] [--max-seq N] [--seed N] [--out DIR] [--no-cuda]\n"
+    "                  [--no-allocation-cache] [--profile]\n";
 
 struct options {
   moe_decode::model_config model;
@@ -27,6 +32,8 @@ struct options {
   std::uint64_t seed = 42;
   std::string out = "moe_decode_out";
   bool allow_cuda = true;
+  bool cache_allocations = true;  // --no-allocation-cache: measure time per token without the cache
+  bool profile = false;            // --profile: time per kernel of one decode step (an extra run)
 };
 
 bool parse_number(std::string_view text, auto& value) {
@@ -40,6 +47,14 @@ bool parse(int argc, char** argv, options& o) {
     const std::string_view arg = argv[i];
     if (arg == "--no-cuda") {
       o.allow_cuda = false;
+      continue;
+    }
+    if (arg == "--no-allocation-cache") {
+      o.cache_allocations = false;
+      continue;
+    }
+    if (arg == "--profile") {
+      o.profile = true;
       continue;
     }
     if (arg == "--help" || arg == "-h") {
@@ -106,6 +121,25 @@ double mean_ms(const std::vector<moe_decode::call_record>& calls) {
   return calls.empty() ? 0 : 1000 * total / static_cast<double>(calls.size());
 }
 
+// Where one decode step's time goes: the last decode call of a profiled devpass run, summed per
+// kernel (or copy kind), largest first.
+void print_profile(const std::vector<devpass::runtime::node_time>& nodes) {
+  std::map<std::string, std::pair<double, int>> per_kind;
+  double total = 0;
+  for (const auto& n : nodes) {
+    auto& [seconds, count] = per_kind[n.what];
+    seconds += n.seconds;
+    ++count;
+    total += n.seconds;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> rows(per_kind.begin(), per_kind.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::printf("profile (one decode step, devpass policy, each node waited for): %.3f ms in %zu nodes\n", 1000 * total,
+              nodes.size());
+  for (const auto& [what, entry] : rows)
+    std::printf("  %-16s %8.3f ms  %3d nodes\n", what.c_str(), 1000 * entry.first, entry.second);
+}
+
 // Writes the decode graph before and after devpass propagation; SVGs when `dot` is installed.
 void write_pictures(const options& o) {
   namespace fs = std::filesystem;
@@ -141,6 +175,7 @@ int main(int argc, char** argv) try {
   auto with = [&](moe_decode::run_options r) {
     r.seed = o.seed;
     r.allow_cuda = r.allow_cuda && o.allow_cuda;
+    r.cache_allocations = o.cache_allocations;
     return moe_decode::generate(m, prompt, o.tokens, r);
   };
   const moe_decode::generation reference = with(moe_decode::host_reference_options());
@@ -159,6 +194,12 @@ int main(int argc, char** argv) try {
   }
   std::printf("time per token: devpass %.3f ms, executorch --no-elide %.3f ms (decode, mean of %zu)\n",
               mean_ms(ours.decode), mean_ms(theirs.decode), ours.decode.size());
+  if (o.profile) {
+    moe_decode::run_options profiled = moe_decode::devpass_options();
+    profiled.profile = true;
+    const moe_decode::generation run = with(profiled);
+    if (!run.decode.empty()) print_profile(run.decode.back().profile);
+  }
   write_pictures(o);
 
   bool ok = true;

@@ -31,6 +31,8 @@ struct run_options {
   devpass::propagate_options propagation;  // policy, elision, skip flags (applied to each method)
   bool host_reference = false;             // the original graphs with every device mapped to the host
   bool allow_cuda = true;                  // false: emulate cuda:0 even where a GPU is usable
+  bool cache_allocations = true;           // false: on a GPU, every arena and output is a fresh cudaMalloc
+  bool profile = false;                    // record each node's time (serialises every call)
   std::uint64_t seed = 42;                 // the weights: fill_deterministic(seed, constant id)
 };
 
@@ -98,6 +100,7 @@ struct call_record {
   rt::copy_stats copies;            // executed copy nodes plus the caller's uploads
   std::uint64_t kv_cache_bytes = 0; // of those, bytes that moved a KV cache
   double seconds = 0;               // wall time of the call (uploads, execute, reading the token)
+  std::vector<rt::node_time> profile;  // per node, when run_options::profile
   [[nodiscard]] std::uint64_t bytes() const { return copies.h2d.bytes + copies.d2h.bytes + copies.d2d.bytes; }
   [[nodiscard]] std::uint64_t count() const { return copies.h2d.count + copies.d2h.count + copies.d2d.count; }
 };
@@ -170,8 +173,9 @@ inline std::int64_t call(const prepared_method& m, rt::allocator_registry& alloc
       inputs.push_back(std::move(cache));
     }
   }
-  rt::execution_result result =
-      rt::execute(m.g, m.plan, allocators, kernels, inputs, {.seed = o.seed, .constants = &weights});
+  rt::execution_result result = rt::execute(m.g, m.plan, allocators, kernels, inputs,
+                                            {.seed = o.seed, .constants = &weights,
+                                             .profile = o.profile ? &record.profile : nullptr});
   const std::vector<std::byte> next = rt::read_to_host(result.outputs.at(0));
   std::int64_t token = 0;
   std::memcpy(&token, next.data() + next.size() - sizeof token, sizeof token);
@@ -212,7 +216,8 @@ inline std::int64_t call(const prepared_method& m, rt::allocator_registry& alloc
   const prepared_method decode = prepare(build_method(c, "decode", 1), o);
 
   const std::vector<devpass::device> devices = rt::devices_of(prefill.g);
-  rt::default_allocators allocators = rt::make_default_allocators(devices, o.allow_cuda && !o.host_reference);
+  rt::default_allocators allocators = rt::make_default_allocators(devices, o.allow_cuda && !o.host_reference,
+                                                                    o.cache_allocations);
   rt::kernel_registry kernels;
   devpass::runtime::register_builtin_kernels(kernels);
 

@@ -1,13 +1,18 @@
 // Shared device helpers of src/cuda/kernels_*.cu (included only from .cu files).
+// exp, erf, sin/cos and the activations come from portable_math.hpp, the same code the host
+// kernels run, and reductions follow its block order: with --fmad=false (DevpassCuda.cmake) the
+// CUDA kernels compute the host kernels' bits.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include "devpass/runtime/kernels/cuda_kernels.hpp"
+#include "devpass/runtime/kernels/portable_math.hpp"
 
 namespace devpass::cuda::kernels::detail {
 
-constexpr int threads = 256;
+constexpr int threads = devpass::runtime::kernels::portable::block_lanes;
+namespace portable = devpass::runtime::kernels::portable;
 
 inline cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 inline unsigned blocks_for(std::size_t n) {
@@ -19,10 +24,9 @@ inline status launched() {
   return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
 }
 
-__device__ inline float silu(float x) { return x / (1.0f + expf(-x)); }
-
-// Block-wide sum or max of one value per thread in a fixed tree order (deterministic);
-// requires blockDim.x == threads and `scratch` of `threads` floats.
+// Block-wide sum or max of one value per thread in a fixed tree order (deterministic, and the
+// order portable::block_order_sum reproduces on the host); requires blockDim.x == threads and
+// `scratch` of `threads` floats.
 template <bool is_max>
 __device__ float block_reduce(float v, float* scratch) {
   scratch[threadIdx.x] = v;

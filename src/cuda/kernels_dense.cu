@@ -8,8 +8,6 @@ namespace {
 
 using namespace detail;
 
-__device__ float gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
-
 // op: 0 add, 1 mul, 2 silu, 3 gelu
 __global__ void elementwise(int op, const float* a, const float* b, float* out, std::size_t n) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
@@ -17,8 +15,8 @@ __global__ void elementwise(int op, const float* a, const float* b, float* out, 
     switch (op) {
       case 0: out[i] = a[i] + b[i]; break;
       case 1: out[i] = a[i] * b[i]; break;
-      case 2: out[i] = silu(a[i]); break;
-      default: out[i] = gelu(a[i]); break;
+      case 2: out[i] = portable::silu_f32(a[i]); break;
+      default: out[i] = portable::gelu_f32(a[i]); break;
     }
   }
 }
@@ -28,12 +26,14 @@ status launch_elementwise(int op, const float* a, const float* b, float* out, st
   return launched();
 }
 
-// One thread per output element; products summed in index order like the host kernel.
+// One thread per output element, consecutive threads on consecutive columns (so the loads of b
+// coalesce and a one-row product, as in decode, still fills whole blocks); products summed in
+// index order like the host kernel.
 __global__ void matmul(const float* a, const float* b, float* out, std::size_t m, std::size_t k, std::size_t n) {
-  const std::size_t s = blockIdx.z;
-  const std::size_t i = blockIdx.y * static_cast<std::size_t>(blockDim.y) + threadIdx.y;
-  const std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= m || j >= n) return;
+  const std::size_t s = blockIdx.y;
+  const std::size_t t = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (t >= m * n) return;
+  const std::size_t i = t / n, j = t % n;
   const float* as = a + s * m * k + i * k;
   const float* bs = b + s * k * n + j;
   float sum = 0.0f;
@@ -61,7 +61,7 @@ __global__ void softmax(const float* x, float* out, std::size_t n) {
   top = block_reduce<true>(top, scratch);
   float sum = 0.0f;
   for (std::size_t i = threadIdx.x; i < n; i += threads) {
-    o[i] = expf(xr[i] - top);
+    o[i] = portable::exp_f32(xr[i] - top);
     sum += o[i];
   }
   sum = block_reduce<false>(sum, scratch);
@@ -111,10 +111,8 @@ status gelu_f32(const float* x, float* out, std::size_t n, void* stream) {
 status matmul_f32(const float* a, const float* b, float* out, std::size_t batch, std::size_t m, std::size_t k,
                   std::size_t n, void* stream) {
   if (batch == 0 || m == 0 || n == 0) return nullptr;
-  const dim3 block(16, 16);
-  const dim3 grid(static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((m + 15) / 16),
-                  static_cast<unsigned>(batch));
-  matmul<<<grid, block, 0, as_stream(stream)>>>(a, b, out, m, k, n);
+  const dim3 grid(static_cast<unsigned>((m * n + threads - 1) / threads), static_cast<unsigned>(batch));
+  matmul<<<grid, threads, 0, as_stream(stream)>>>(a, b, out, m, k, n);
   return launched();
 }
 

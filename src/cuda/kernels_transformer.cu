@@ -9,15 +9,14 @@ namespace {
 using namespace detail;
 
 __global__ void rotary(const float* x, const std::int64_t* positions, float* out, std::size_t rows, std::size_t n,
-                       std::size_t head_dim, double theta) {
+                       std::size_t head_dim, double log_theta) {
   const std::size_t half = head_dim / 2, per_row = (n / head_dim) * half, total = rows * per_row;
   for (std::size_t t = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; t < total;
        t += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const std::size_t r = t / per_row, h = (t % per_row) / half * head_dim, i = t % half;
-    const double angle = static_cast<double>(positions[r]) *
-                         pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
-    const auto c = static_cast<float>(cos(angle));
-    const auto s = static_cast<float>(sin(angle));
+    const portable::sin_cos sc = portable::sin_cos_f64(portable::rope_angle(positions[r], i, head_dim, log_theta));
+    const auto c = static_cast<float>(sc.cos);
+    const auto s = static_cast<float>(sc.sin);
     const float a = x[r * n + h + i], b = x[r * n + h + i + half];
     out[r * n + h + i] = a * c - b * s;
     out[r * n + h + i + half] = b * c + a * s;
@@ -64,7 +63,7 @@ __global__ void attend(const float* q, const std::int64_t* positions, const floa
   top = block_reduce<true>(top, scratch);
   float sum = 0.0f;
   for (std::size_t j = threadIdx.x; j <= last; j += threads) {
-    scores[j] = expf(scores[j] - top);
+    scores[j] = portable::exp_f32(scores[j] - top);
     sum += scores[j];
   }
   sum = block_reduce<false>(sum, scratch);
@@ -93,52 +92,62 @@ __global__ void top_k_routing(const float* logits, std::int64_t* ids, float* wei
   const float top = row[ids[r * k]];
   float sum = 0.0f;
   for (std::size_t j = 0; j < k; ++j) {
-    weights[r * k + j] = expf(row[ids[r * k + j]] - top);
+    weights[r * k + j] = portable::exp_f32(row[ids[r * k + j]] - top);
     sum += weights[r * k + j];
   }
   for (std::size_t j = 0; j < k; ++j) weights[r * k + j] /= sum;
 }
 
-// One block per token; dynamic shared memory: `hidden` activations.
-__global__ void moe_experts(const float* x, const std::int64_t* ids, const float* weights, const float* w_gate,
-                            const float* w_up, const float* w_down, float* out, std::size_t d, std::size_t k,
-                            std::size_t experts, std::size_t hidden) {
-  extern __shared__ float g[];
+// The MoE block in two kernels, so that even one decode token spreads over many blocks:
+// expert_hidden writes g[i, j, f] = silu(x[i] W_gate[e]) * (x[i] W_up[e]) for e = ids[i, j]
+// (a thread per f), expert_down sums out[i, c] = sum_j w[i, j] * (g[i, j] W_down[e])[c] (a thread
+// per c). Every sum runs in the host kernel's order. Ids outside [0, experts) are skipped.
+constexpr int moe_threads = 64;
+
+__global__ void expert_hidden(const float* x, const std::int64_t* ids, const float* w_gate, const float* w_up,
+                              float* g, std::size_t d, std::size_t k, std::size_t experts, std::size_t hidden) {
+  const std::size_t row = blockIdx.x;  // i * k + j
+  const std::size_t f = blockIdx.y * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (f >= hidden) return;
+  const std::int64_t id = ids[row];
+  if (id < 0 || static_cast<std::size_t>(id) >= experts) return;
+  const auto e = static_cast<std::size_t>(id);
+  const float* xi = x + (row / k) * d;
+  const float* wg = w_gate + e * d * hidden;
+  const float* wu = w_up + e * d * hidden;
+  float gate = 0.0f, up = 0.0f;
+  for (std::size_t c = 0; c < d; ++c) {
+    gate = gate + xi[c] * wg[c * hidden + f];
+    up = up + xi[c] * wu[c * hidden + f];
+  }
+  g[row * hidden + f] = portable::silu_f32(gate) * up;
+}
+
+__global__ void expert_down(const std::int64_t* ids, const float* weights, const float* g, const float* w_down,
+                            float* out, std::size_t d, std::size_t k, std::size_t experts, std::size_t hidden) {
   const std::size_t i = blockIdx.x;
-  const float* xi = x + i * d;
-  float* oi = out + i * d;
-  for (std::size_t c = threadIdx.x; c < d; c += threads) oi[c] = 0.0f;
+  const std::size_t c = blockIdx.y * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (c >= d) return;
+  float o = 0.0f;
   for (std::size_t j = 0; j < k; ++j) {
     const std::int64_t id = ids[i * k + j];
     if (id < 0 || static_cast<std::size_t>(id) >= experts) continue;
-    const auto e = static_cast<std::size_t>(id);
-    const float* wg = w_gate + e * d * hidden;
-    const float* wu = w_up + e * d * hidden;
-    const float* wd = w_down + e * hidden * d;
-    __syncthreads();  // the previous expert's readers of g are done
-    for (std::size_t f = threadIdx.x; f < hidden; f += threads) {
-      float gate = 0.0f, up = 0.0f;
-      for (std::size_t c = 0; c < d; ++c) {
-        gate = __fadd_rn(gate, __fmul_rn(xi[c], wg[c * hidden + f]));
-        up = __fadd_rn(up, __fmul_rn(xi[c], wu[c * hidden + f]));
-      }
-      g[f] = silu(gate) * up;
-    }
-    __syncthreads();
-    const float w = weights[i * k + j];
-    for (std::size_t c = threadIdx.x; c < d; c += threads) {
-      float y = 0.0f;
-      for (std::size_t f = 0; f < hidden; ++f) y = __fadd_rn(y, __fmul_rn(g[f], wd[f * d + c]));
-      oi[c] += w * y;
-    }
+    const float* gj = g + (i * k + j) * hidden;
+    const float* wd = w_down + static_cast<std::size_t>(id) * hidden * d;
+    float y = 0.0f;
+    for (std::size_t f = 0; f < hidden; ++f) y = y + gj[f] * wd[f * d + c];
+    o = o + weights[i * k + j] * y;
   }
+  out[i * d + c] = o;
 }
 
 }  // namespace
 
 status rotary_f32(const float* x, const std::int64_t* positions, float* out, std::size_t rows, std::size_t n,
                   std::size_t head_dim, double theta, void* stream) {
-  rotary<<<blocks_for(rows * n / 2), threads, 0, as_stream(stream)>>>(x, positions, out, rows, n, head_dim, theta);
+  // log(theta) on the host, as the host kernel computes it, so both see the same angle.
+  rotary<<<blocks_for(rows * n / 2), threads, 0, as_stream(stream)>>>(x, positions, out, rows, n, head_dim,
+                                                                      std::log(theta));
   return launched();
 }
 
@@ -170,10 +179,26 @@ status top_k_routing_f32(const float* logits, std::int64_t* ids, float* weights,
 status moe_experts_f32(const float* x, const std::int64_t* ids, const float* weights, const float* w_gate,
                        const float* w_up, const float* w_down, float* out, std::size_t tokens, std::size_t d,
                        std::size_t k, std::size_t experts, std::size_t hidden, void* stream) {
-  if (tokens == 0) return nullptr;
-  moe_experts<<<static_cast<unsigned>(tokens), threads, hidden * sizeof(float), as_stream(stream)>>>(
-      x, ids, weights, w_gate, w_up, w_down, out, d, k, experts, hidden);
-  return launched();
+  if (tokens == 0 || d == 0) return nullptr;
+  const cudaStream_t s = as_stream(stream);
+  float* g = nullptr;  // the hidden activations, stream-ordered scratch
+  if (tokens * k * hidden != 0) {
+    const cudaError_t e = cudaMallocAsync(reinterpret_cast<void**>(&g), tokens * k * hidden * sizeof(float), s);
+    if (e != cudaSuccess) return cudaGetErrorString(e);
+    const dim3 grid(static_cast<unsigned>(tokens * k), static_cast<unsigned>((hidden + moe_threads - 1) / moe_threads));
+    expert_hidden<<<grid, moe_threads, 0, s>>>(x, ids, w_gate, w_up, g, d, k, experts, hidden);
+  }
+  status st = launched();
+  if (st == nullptr) {
+    const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>((d + moe_threads - 1) / moe_threads));
+    expert_down<<<grid, moe_threads, 0, s>>>(ids, weights, g, w_down, out, d, k, experts, hidden);
+    st = launched();
+  }
+  if (g != nullptr) {
+    const cudaError_t e = cudaFreeAsync(g, s);
+    if (st == nullptr && e != cudaSuccess) st = cudaGetErrorString(e);
+  }
+  return st;
 }
 
 }  // namespace devpass::cuda::kernels

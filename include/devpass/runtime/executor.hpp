@@ -22,6 +22,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -164,9 +165,19 @@ class constant_cache {
   std::map<key, tensor> tensors_;
 };
 
+// One node's share of a profiled execution.
+struct node_time {
+  std::string id;
+  std::string what;  // the kernel name for delegates and calls, else the op ("h2d_copy", ...)
+  double seconds = 0;
+};
+
 struct execute_options {
   std::uint64_t seed = 0;              // for constants
   constant_cache* constants = nullptr;  // when given, constants are filled once and reused
+  // When given, every node's wall time is appended here, in run order. Profiling waits for every
+  // device after each node so the time of its queued work is the node's: it serialises the run.
+  std::vector<node_time>* profile = nullptr;
 };
 
 struct execution_result {
@@ -192,7 +203,17 @@ class execution {
     for (const vertex v : order) {
       if (v >= boost::num_vertices(g_) || g_[v].erased)
         throw graph_error("", "", "plan.order", "vertex " + std::to_string(v) + " is not a live node");
-      run_node(v);
+      if (options_.profile == nullptr) {
+        run_node(v);
+      } else {
+        const auto start = std::chrono::steady_clock::now();
+        run_node(v);
+        for (const device d : allocators_.devices()) allocators_.find(d).synchronize();
+        const node& n = g_[v];
+        options_.profile->push_back({n.id, n.op == op_kind::delegate || n.op == op_kind::call ? n.kernel
+                                                                                              : std::string(to_string(n.op)),
+                                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+      }
       ++result_.nodes_run;
     }
     collect_outputs();

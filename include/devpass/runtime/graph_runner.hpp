@@ -39,12 +39,13 @@ struct run_report {
 
 struct run_options {
   std::uint64_t seed = 0;
-  bool allow_cuda = true;  // false: emulate CUDA devices even where a GPU is usable
+  bool allow_cuda = true;         // false: emulate CUDA devices even where a GPU is usable
+  bool cache_allocations = true;  // false: real devices without the caching_allocator
 };
 
 [[nodiscard]] inline run_report run_graph(const graph& g, const memory_plan& plan, const kernel_registry& kernels,
                                           const run_options& options = {}) {
-  default_allocators allocators = make_default_allocators(devices_of(g), options.allow_cuda);
+  default_allocators allocators = make_default_allocators(devices_of(g), options.allow_cuda, options.cache_allocations);
   run_report report;
   report.emulated = allocators.emulated;
   report.devices_line = allocators.describe();

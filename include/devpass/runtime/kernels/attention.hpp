@@ -22,6 +22,7 @@
 
 #include "devpass/runtime/kernel.hpp"
 #include "devpass/runtime/kernels/attrs.hpp"
+#include "devpass/runtime/kernels/portable_math.hpp"
 #include "devpass/runtime/kernels/signature.hpp"
 
 namespace devpass::runtime::kernels {
@@ -55,8 +56,8 @@ inline void attention_f32(const float* q, const float* k, const float* v, const 
         scores[j] = dot * scale;
         top = std::max(top, scores[j]);
       }
-      float sum = 0.0f;
-      for (std::size_t j = 0; j <= last; ++j) sum += scores[j] = std::exp(scores[j] - top);
+      for (std::size_t j = 0; j <= last; ++j) scores[j] = portable::exp_f32(scores[j] - top);
+      const float sum = portable::block_order_sum(last + 1, [&](std::size_t j) { return scores[j]; });
       float* o = out + i * n + h;
       for (std::size_t e = 0; e < d.head_dim; ++e) o[e] = 0.0f;
       for (std::size_t j = 0; j <= last; ++j) {

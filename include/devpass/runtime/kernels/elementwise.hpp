@@ -11,6 +11,7 @@
 #include <cstddef>
 
 #include "devpass/runtime/kernel.hpp"
+#include "devpass/runtime/kernels/portable_math.hpp"
 #include "devpass/runtime/kernels/signature.hpp"
 
 namespace devpass::runtime::kernels {
@@ -21,10 +22,9 @@ inline void add_f32(const float* a, const float* b, float* out, std::size_t n) n
 inline void mul_f32(const float* a, const float* b, float* out, std::size_t n) noexcept {
   for (std::size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
 }
-[[nodiscard]] inline float silu_f32(float x) noexcept { return x / (1.0f + std::exp(-x)); }
-[[nodiscard]] inline float gelu_f32(float x) noexcept {
-  return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
-}
+// exp and erf from portable_math.hpp, so the CUDA kernels compute the same bits.
+[[nodiscard]] inline float silu_f32(float x) noexcept { return portable::silu_f32(x); }
+[[nodiscard]] inline float gelu_f32(float x) noexcept { return portable::gelu_f32(x); }
 inline void silu_f32(const float* x, float* out, std::size_t n) noexcept {
   for (std::size_t i = 0; i < n; ++i) out[i] = silu_f32(x[i]);
 }

@@ -22,6 +22,7 @@
 #include "devpass/runtime/kernel.hpp"
 #include "devpass/runtime/kernels/attrs.hpp"
 #include "devpass/runtime/kernels/elementwise.hpp"
+#include "devpass/runtime/kernels/portable_math.hpp"
 #include "devpass/runtime/kernels/signature.hpp"
 
 namespace devpass::runtime::kernels {
@@ -42,7 +43,7 @@ inline void top_k_routing_f32(const float* logits, std::int64_t* ids, float* wei
     // Softmax over the selected logits; the first is the largest.
     const float top = row[ids[r * k]];
     float sum = 0.0f;
-    for (std::size_t j = 0; j < k; ++j) sum += weights[r * k + j] = std::exp(row[ids[r * k + j]] - top);
+    for (std::size_t j = 0; j < k; ++j) sum += weights[r * k + j] = portable::exp_f32(row[ids[r * k + j]] - top);
     for (std::size_t j = 0; j < k; ++j) weights[r * k + j] /= sum;
   }
 }

@@ -12,6 +12,7 @@
 
 #include "devpass/runtime/kernel.hpp"
 #include "devpass/runtime/kernels/attrs.hpp"
+#include "devpass/runtime/kernels/portable_math.hpp"
 #include "devpass/runtime/kernels/signature.hpp"
 
 namespace devpass::runtime::kernels {
@@ -22,8 +23,7 @@ inline void rms_norm_f32(const float* x, const float* weight, float* out, std::s
                          float eps) noexcept {
   for (std::size_t r = 0; r < rows; ++r) {
     const float* xr = x + r * d;
-    float sum = 0.0f;
-    for (std::size_t i = 0; i < d; ++i) sum += xr[i] * xr[i];
+    const float sum = portable::block_order_sum(d, [&](std::size_t i) { return xr[i] * xr[i]; });
     const float scale = 1.0f / std::sqrt(sum / static_cast<float>(d) + eps);
     for (std::size_t i = 0; i < d; ++i) out[r * d + i] = xr[i] * scale * weight[i];
   }
@@ -34,8 +34,8 @@ inline void softmax_f32(const float* x, float* out, std::size_t rows, std::size_
     const float* xr = x + r * n;
     float* o = out + r * n;
     const float m = *std::max_element(xr, xr + n);
-    float sum = 0.0f;
-    for (std::size_t i = 0; i < n; ++i) sum += o[i] = std::exp(xr[i] - m);
+    for (std::size_t i = 0; i < n; ++i) o[i] = portable::exp_f32(xr[i] - m);
+    const float sum = portable::block_order_sum(n, [&](std::size_t i) { return o[i]; });
     for (std::size_t i = 0; i < n; ++i) o[i] /= sum;
   }
 }

@@ -6,7 +6,8 @@
 //   angle = positions[row] * theta^(-2i/h):
 //     y[i]       = x[i] cos(angle) - x[i + h/2] sin(angle)
 //     y[i + h/2] = x[i + h/2] cos(angle) + x[i] sin(angle)
-//   Angles are computed in double and rounded once, so host and CUDA agree closely.
+//   Angles, sin and cos are computed in double by portable_math.hpp and rounded once, so the host
+//   and CUDA kernels compute the same bits.
 #pragma once
 
 #include <cmath>
@@ -15,6 +16,7 @@
 
 #include "devpass/runtime/kernel.hpp"
 #include "devpass/runtime/kernels/attrs.hpp"
+#include "devpass/runtime/kernels/portable_math.hpp"
 #include "devpass/runtime/kernels/signature.hpp"
 
 namespace devpass::runtime::kernels {
@@ -24,12 +26,12 @@ inline constexpr double default_rope_theta = 10000.0;
 inline void rotary_f32(const float* x, const std::int64_t* positions, float* out, std::size_t rows, std::size_t n,
                        std::size_t head_dim, double theta) noexcept {
   const std::size_t half = head_dim / 2;
+  const double log_theta = std::log(theta);
   for (std::size_t r = 0; r < rows; ++r) {
-    const double pos = static_cast<double>(positions[r]);
     for (std::size_t i = 0; i < half; ++i) {
-      const double angle = pos * std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
-      const auto c = static_cast<float>(std::cos(angle));
-      const auto s = static_cast<float>(std::sin(angle));
+      const portable::sin_cos sc = portable::sin_cos_f64(portable::rope_angle(positions[r], i, head_dim, log_theta));
+      const auto c = static_cast<float>(sc.cos);
+      const auto s = static_cast<float>(sc.sin);
       for (std::size_t h = 0; h < n; h += head_dim) {
         const float a = x[r * n + h + i];
         const float b = x[r * n + h + i + half];
