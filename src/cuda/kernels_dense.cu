@@ -37,6 +37,9 @@ __global__ void matmul(const float* a, const float* b, float* out, std::size_t m
   const float* as = a + s * m * k + i * k;
   const float* bs = b + s * k * n + j;
   float sum = 0.0f;
+  // The sum is one dependent chain (the host's order); unrolling lets the loads run ahead of it,
+  // which is what a one-row (decode) product, with few threads to hide latency, waits on.
+#pragma unroll 16
   for (std::size_t p = 0; p < k; ++p) sum = __fadd_rn(sum, __fmul_rn(as[p], bs[p * n]));
   out[s * m * n + i * n + j] = sum;
 }
@@ -111,8 +114,11 @@ status gelu_f32(const float* x, float* out, std::size_t n, void* stream) {
 status matmul_f32(const float* a, const float* b, float* out, std::size_t batch, std::size_t m, std::size_t k,
                   std::size_t n, void* stream) {
   if (batch == 0 || m == 0 || n == 0) return nullptr;
-  const dim3 grid(static_cast<unsigned>((m * n + threads - 1) / threads), static_cast<unsigned>(batch));
-  matmul<<<grid, threads, 0, as_stream(stream)>>>(a, b, out, m, k, n);
+  // Small blocks: a one-row product has few outputs, and more blocks put more multiprocessors'
+  // load units to work on them.
+  constexpr unsigned matmul_threads = 64;
+  const dim3 grid(static_cast<unsigned>((m * n + matmul_threads - 1) / matmul_threads), static_cast<unsigned>(batch));
+  matmul<<<grid, matmul_threads, 0, as_stream(stream)>>>(a, b, out, m, k, n);
   return launched();
 }
 

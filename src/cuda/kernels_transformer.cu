@@ -116,6 +116,7 @@ __global__ void expert_hidden(const float* x, const std::int64_t* ids, const flo
   const float* wg = w_gate + e * d * hidden;
   const float* wu = w_up + e * d * hidden;
   float gate = 0.0f, up = 0.0f;
+#pragma unroll 16  // loads run ahead of the two dependent sums (see matmul in kernels_dense.cu)
   for (std::size_t c = 0; c < d; ++c) {
     gate = gate + xi[c] * wg[c * hidden + f];
     up = up + xi[c] * wu[c * hidden + f];
@@ -135,6 +136,7 @@ __global__ void expert_down(const std::int64_t* ids, const float* weights, const
     const float* gj = g + (i * k + j) * hidden;
     const float* wd = w_down + static_cast<std::size_t>(id) * hidden * d;
     float y = 0.0f;
+#pragma unroll 16
     for (std::size_t f = 0; f < hidden; ++f) y = y + gj[f] * wd[f * d + c];
     o = o + weights[i * k + j] * y;
   }
