@@ -1,3 +1,5 @@
+// caching_allocator.hpp: the reuse rule (size, 2x bound, alignment), release, the retry after an
+// out-of-memory, forwarding to the inner allocator, and the executor running over it.
 #include <doctest/doctest.h>
 
 #include <algorithm>
