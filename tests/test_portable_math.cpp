@@ -107,3 +107,30 @@ TEST_CASE("block_order_sum adds per lane in order, then pairs lanes as a CUDA bl
   CHECK(portable::block_order_sum(w.size(), [&](std::size_t i) { return w[i]; }) == lanes[0]);
   CHECK(portable::block_order_sum(0, [&](std::size_t) { return 1.0f; }) == 0.0f);
 }
+
+TEST_CASE("lane_order_dots sums each column's products in dot_lanes lanes, as lane_order_sum does") {
+  // 1e8 and -1e8 in one lane cancel before the small terms of the other lanes are added: a
+  // sequential sum would lose them.
+  constexpr std::size_t k = 21, n = 3;
+  std::vector<float> x(k), b(k * n);
+  for (std::size_t p = 0; p < k; ++p) {
+    x[p] = p == 0 ? 1e8f : p == portable::dot_lanes ? -1e8f : 1.0f + static_cast<float>(p) / 8.0f;
+    for (std::size_t j = 0; j < n; ++j) b[p * n + j] = static_cast<float>(j + 1);
+  }
+  std::vector<float> lanes(portable::dot_lanes * n), out(n);
+  portable::lane_order_dots(
+      k, n, [&](std::size_t p) { return x[p]; }, [&](std::size_t p) { return b.data() + p * n; }, lanes.data(),
+      out.data());
+  for (std::size_t j = 0; j < n; ++j) {
+    CAPTURE(j);
+    const float expected = portable::lane_order_sum<portable::dot_lanes>(k, [&](std::size_t p) { return x[p] * b[p * n + j]; });
+    CHECK(out[j] == expected);
+    float sequential = 0;
+    for (std::size_t p = 0; p < k; ++p) sequential += x[p] * b[p * n + j];
+    CHECK(out[j] != sequential);  // the order is observable, so it is pinned
+    float exact_small = 0;  // the small terms alone, exactly representable here
+    for (std::size_t p = 1; p < k; ++p)
+      if (p != portable::dot_lanes) exact_small += x[p] * b[p * n + j];
+    CHECK(out[j] == exact_small);
+  }
+}

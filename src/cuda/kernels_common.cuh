@@ -43,4 +43,24 @@ __device__ float block_reduce(float v, float* scratch) {
   return result;
 }
 
+// Dot products in portable::dot_lanes order: a block of dot_tile outputs (threadIdx.x) times
+// dot_lanes lanes (threadIdx.y). lane_tree combines one output's lane partial sums pairwise
+// (lane t += lane t + w, w = dot_lanes/2, ..., 1) and returns the total to every lane; every
+// thread of the block must call it.
+constexpr int dot_lanes = portable::dot_lanes;
+constexpr int dot_tile = 32;
+
+__device__ inline float lane_tree(float (&partial)[dot_lanes][dot_tile], float mine) {
+  partial[threadIdx.y][threadIdx.x] = mine;
+  __syncthreads();
+  for (unsigned width = dot_lanes / 2; width > 0; width /= 2) {
+    if (threadIdx.y < width)
+      partial[threadIdx.y][threadIdx.x] = partial[threadIdx.y][threadIdx.x] + partial[threadIdx.y + width][threadIdx.x];
+    __syncthreads();
+  }
+  const float total = partial[0][threadIdx.x];
+  __syncthreads();  // the next call may overwrite partial
+  return total;
+}
+
 }  // namespace devpass::cuda::kernels::detail

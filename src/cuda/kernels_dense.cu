@@ -26,22 +26,25 @@ status launch_elementwise(int op, const float* a, const float* b, float* out, st
   return launched();
 }
 
-// One thread per output element, consecutive threads on consecutive columns (so the loads of b
-// coalesce and a one-row product, as in decode, still fills whole blocks); products summed in
-// index order like the host kernel.
+// A block is dot_tile consecutive columns (threadIdx.x, so the loads of b coalesce) times
+// dot_lanes lanes (threadIdx.y): lane t sums products t, t + dot_lanes, ... of its column in
+// order, then the lanes combine pairwise in shared memory: portable::lane_order_dots' order.
+// Rows go over blockIdx.y (looping past 65535), batches over blockIdx.z.
 __global__ void matmul(const float* a, const float* b, float* out, std::size_t m, std::size_t k, std::size_t n) {
-  const std::size_t s = blockIdx.y;
-  const std::size_t t = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (t >= m * n) return;
-  const std::size_t i = t / n, j = t % n;
-  const float* as = a + s * m * k + i * k;
-  const float* bs = b + s * k * n + j;
-  float sum = 0.0f;
-  // The sum is one dependent chain (the host's order); unrolling lets the loads run ahead of it,
-  // which is what a one-row (decode) product, with few threads to hide latency, waits on.
-#pragma unroll 16
-  for (std::size_t p = 0; p < k; ++p) sum = __fadd_rn(sum, __fmul_rn(as[p], bs[p * n]));
-  out[s * m * n + i * n + j] = sum;
+  __shared__ float partial[dot_lanes][dot_tile];
+  const std::size_t s = blockIdx.z, j = blockIdx.x * static_cast<std::size_t>(dot_tile) + threadIdx.x;
+  const unsigned lane = threadIdx.y;
+  for (std::size_t i = blockIdx.y; i < m; i += gridDim.y) {
+    float sum = 0.0f;
+    if (j < n) {
+      const float* as = a + s * m * k + i * k;
+      const float* bs = b + s * k * n + j;
+#pragma unroll 8  // loads run ahead of the dependent sum
+      for (std::size_t p = lane; p < k; p += dot_lanes) sum = sum + as[p] * bs[p * n];
+    }
+    const float total = lane_tree(partial, sum);
+    if (lane == 0 && j < n) out[s * m * n + i * n + j] = total;
+  }
 }
 
 __global__ void rms_norm(const float* x, const float* weight, float* out, std::size_t d, float eps) {
@@ -114,11 +117,9 @@ status gelu_f32(const float* x, float* out, std::size_t n, void* stream) {
 status matmul_f32(const float* a, const float* b, float* out, std::size_t batch, std::size_t m, std::size_t k,
                   std::size_t n, void* stream) {
   if (batch == 0 || m == 0 || n == 0) return nullptr;
-  // Small blocks: a one-row product has few outputs, and more blocks put more multiprocessors'
-  // load units to work on them.
-  constexpr unsigned matmul_threads = 64;
-  const dim3 grid(static_cast<unsigned>((m * n + matmul_threads - 1) / matmul_threads), static_cast<unsigned>(batch));
-  matmul<<<grid, matmul_threads, 0, as_stream(stream)>>>(a, b, out, m, k, n);
+  const dim3 grid(static_cast<unsigned>((n + dot_tile - 1) / dot_tile), static_cast<unsigned>(m < 65535 ? m : 65535),
+                  static_cast<unsigned>(batch));
+  matmul<<<grid, dim3(dot_tile, dot_lanes), 0, as_stream(stream)>>>(a, b, out, m, k, n);
   return launched();
 }
 

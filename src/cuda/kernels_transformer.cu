@@ -99,16 +99,16 @@ __global__ void top_k_routing(const float* logits, std::int64_t* ids, float* wei
 }
 
 // The MoE block in two kernels, so that even one decode token spreads over many blocks:
-// expert_hidden writes g[i, j, f] = silu(x[i] W_gate[e]) * (x[i] W_up[e]) for e = ids[i, j]
-// (a thread per f), expert_down sums out[i, c] = sum_j w[i, j] * (g[i, j] W_down[e])[c] (a thread
-// per c). Every sum runs in the host kernel's order. Ids outside [0, experts) are skipped.
-constexpr int moe_threads = 64;
-
+// expert_hidden writes g[i, j, f] = silu(x[i] W_gate[e]) * (x[i] W_up[e]) for e = ids[i, j],
+// expert_down sums out[i, c] = sum_j w[i, j] * (g[i, j] W_down[e])[c], j in order. Blocks are
+// dot_tile outputs (f, then c) times dot_lanes lanes; every dot product sums in
+// portable::lane_order_dots' order, as the host kernel does. Ids outside [0, experts) are skipped
+// (the whole block takes the same branch, so the lane_tree barriers stay uniform).
 __global__ void expert_hidden(const float* x, const std::int64_t* ids, const float* w_gate, const float* w_up,
                               float* g, std::size_t d, std::size_t k, std::size_t experts, std::size_t hidden) {
+  __shared__ float partial[dot_lanes][dot_tile];
   const std::size_t row = blockIdx.x;  // i * k + j
-  const std::size_t f = blockIdx.y * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (f >= hidden) return;
+  const std::size_t f = blockIdx.y * static_cast<std::size_t>(dot_tile) + threadIdx.x;
   const std::int64_t id = ids[row];
   if (id < 0 || static_cast<std::size_t>(id) >= experts) return;
   const auto e = static_cast<std::size_t>(id);
@@ -116,19 +116,23 @@ __global__ void expert_hidden(const float* x, const std::int64_t* ids, const flo
   const float* wg = w_gate + e * d * hidden;
   const float* wu = w_up + e * d * hidden;
   float gate = 0.0f, up = 0.0f;
-#pragma unroll 16  // loads run ahead of the two dependent sums (see matmul in kernels_dense.cu)
-  for (std::size_t c = 0; c < d; ++c) {
-    gate = gate + xi[c] * wg[c * hidden + f];
-    up = up + xi[c] * wu[c * hidden + f];
+  if (f < hidden) {
+#pragma unroll 8  // loads run ahead of the two dependent sums
+    for (std::size_t c = threadIdx.y; c < d; c += dot_lanes) {
+      gate = gate + xi[c] * wg[c * hidden + f];
+      up = up + xi[c] * wu[c * hidden + f];
+    }
   }
-  g[row * hidden + f] = portable::silu_f32(gate) * up;
+  gate = lane_tree(partial, gate);
+  up = lane_tree(partial, up);
+  if (threadIdx.y == 0 && f < hidden) g[row * hidden + f] = portable::silu_f32(gate) * up;
 }
 
 __global__ void expert_down(const std::int64_t* ids, const float* weights, const float* g, const float* w_down,
                             float* out, std::size_t d, std::size_t k, std::size_t experts, std::size_t hidden) {
+  __shared__ float partial[dot_lanes][dot_tile];
   const std::size_t i = blockIdx.x;
-  const std::size_t c = blockIdx.y * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (c >= d) return;
+  const std::size_t c = blockIdx.y * static_cast<std::size_t>(dot_tile) + threadIdx.x;
   float o = 0.0f;
   for (std::size_t j = 0; j < k; ++j) {
     const std::int64_t id = ids[i * k + j];
@@ -136,11 +140,14 @@ __global__ void expert_down(const std::int64_t* ids, const float* weights, const
     const float* gj = g + (i * k + j) * hidden;
     const float* wd = w_down + static_cast<std::size_t>(id) * hidden * d;
     float y = 0.0f;
-#pragma unroll 16
-    for (std::size_t f = 0; f < hidden; ++f) y = y + gj[f] * wd[f * d + c];
+    if (c < d) {
+#pragma unroll 8
+      for (std::size_t f = threadIdx.y; f < hidden; f += dot_lanes) y = y + gj[f] * wd[f * d + c];
+    }
+    y = lane_tree(partial, y);
     o = o + weights[i * k + j] * y;
   }
-  out[i * d + c] = o;
+  if (threadIdx.y == 0 && c < d) out[i * d + c] = o;
 }
 
 }  // namespace
@@ -183,17 +190,18 @@ status moe_experts_f32(const float* x, const std::int64_t* ids, const float* wei
                        std::size_t k, std::size_t experts, std::size_t hidden, void* stream) {
   if (tokens == 0 || d == 0) return nullptr;
   const cudaStream_t s = as_stream(stream);
+  const dim3 block(dot_tile, dot_lanes);
   float* g = nullptr;  // the hidden activations, stream-ordered scratch
   if (tokens * k * hidden != 0) {
     const cudaError_t e = cudaMallocAsync(reinterpret_cast<void**>(&g), tokens * k * hidden * sizeof(float), s);
     if (e != cudaSuccess) return cudaGetErrorString(e);
-    const dim3 grid(static_cast<unsigned>(tokens * k), static_cast<unsigned>((hidden + moe_threads - 1) / moe_threads));
-    expert_hidden<<<grid, moe_threads, 0, s>>>(x, ids, w_gate, w_up, g, d, k, experts, hidden);
+    const dim3 grid(static_cast<unsigned>(tokens * k), static_cast<unsigned>((hidden + dot_tile - 1) / dot_tile));
+    expert_hidden<<<grid, block, 0, s>>>(x, ids, w_gate, w_up, g, d, k, experts, hidden);
   }
   status st = launched();
   if (st == nullptr) {
-    const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>((d + moe_threads - 1) / moe_threads));
-    expert_down<<<grid, moe_threads, 0, s>>>(ids, weights, g, w_down, out, d, k, experts, hidden);
+    const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>((d + dot_tile - 1) / dot_tile));
+    expert_down<<<grid, block, 0, s>>>(ids, weights, g, w_down, out, d, k, experts, hidden);
     st = launched();
   }
   if (g != nullptr) {

@@ -114,6 +114,7 @@ TEST_CASE("cuda kernels: elementwise, matmul, embedding, arange and argmax equal
   }
   run_both({"matmul", "", {f32({37, 19}), f32({19, 23})}, {f32({37, 23})}});
   run_both({"matmul", "", {f32({3, 37, 19}), f32({3, 19, 23})}, {f32({3, 37, 23})}});
+  run_both({"matmul", "", {f32({1, 515}), f32({515, 77})}, {f32({1, 77})}});  // a decode row, ragged tile
   run_both({"embedding", "", {f32({50, 64}), i64({13})}, {f32({13, 64})}, {{}, in_range(13, 50)}});
   run_both({"arange", "", {i64({1})}, {i64({300})}, {{5}}});
   run_both({"argmax", "", {f32({9, 1000})}, {i64({9})}});
@@ -141,4 +142,8 @@ TEST_CASE("cuda kernels: transcendental and reducing kernels equal the host bit 
             {f32({4, 32}), i64({4, 2}), f32({4, 2}), f32({8, 32, 48}), f32({8, 32, 48}), f32({8, 48, 32})},
             {f32({4, 32})},
             {{}, in_range(8, 8, 3)}});
+  run_both({"moe_experts", "",  // one decode token, dimensions off the 32-wide tiles
+            {f32({1, 70}), i64({1, 2}), f32({1, 2}), f32({4, 70, 50}), f32({4, 70, 50}), f32({4, 50, 70})},
+            {f32({1, 70})},
+            {{}, {3, 1}}});
 }

@@ -2,33 +2,34 @@
 //
 // Convention: matmul (a: [m, k], b: [k, n]) -> [m, n], or batched
 //             matmul (a: [B, m, k], b: [B, k, n]) -> [B, m, n]   (same B on both sides).
-// Each output element sums its k products in index order, so the host result is deterministic.
+// Each output element sums its k products in portable::dot_lanes lanes (lane t adds products t,
+// t + 8, ... in order; then lanes combine pairwise): the CUDA kernel's order, so both compute the
+// same bits, and a one-row product still spreads over many GPU threads.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "devpass/runtime/kernel.hpp"
+#include "devpass/runtime/kernels/portable_math.hpp"
 #include "devpass/runtime/kernels/signature.hpp"
 
 namespace devpass::runtime::kernels {
 
 // out[b] = a[b] x b[b] for b in [0, batch); row-major, out fully overwritten.
 inline void matmul_f32(const float* a, const float* b, float* out, std::size_t batch, std::size_t m, std::size_t k,
-                       std::size_t n) noexcept {
+                       std::size_t n) {
+  // Each output sums its k products in portable::dot_lanes lanes, as the CUDA kernel does.
+  std::vector<float> lanes(portable::dot_lanes * n);
   for (std::size_t s = 0; s < batch; ++s) {
     const float* as = a + s * m * k;
     const float* bs = b + s * k * n;
     float* os = out + s * m * n;
-    for (std::size_t i = 0; i < m; ++i) {
-      float* row = os + i * n;
-      for (std::size_t j = 0; j < n; ++j) row[j] = 0.0f;
-      for (std::size_t p = 0; p < k; ++p) {
-        const float x = as[i * k + p];
-        const float* brow = bs + p * n;
-        for (std::size_t j = 0; j < n; ++j) row[j] += x * brow[j];
-      }
-    }
+    for (std::size_t i = 0; i < m; ++i)
+      portable::lane_order_dots(
+          k, n, [&](std::size_t p) { return as[i * k + p]; }, [&](std::size_t p) { return bs + p * n; },
+          lanes.data(), os + i * n);
   }
 }
 

@@ -9,7 +9,8 @@
 //                w_gate: f32 [E, d, f], w_up: f32 [E, d, f], w_down: f32 [E, f, d]) -> f32 [t, d]
 //     out[i] = sum_j weights[i, j] * (silu(x[i] W_gate[e]) * (x[i] W_up[e])) W_down[e], e = ids[i, j]
 //     (a SwiGLU expert). An expert id outside [0, E) is an error naming the node (host) or is
-//     skipped (CUDA).
+//     skipped (CUDA). Every dot product sums in portable::dot_lanes order, the sum over j in
+//     order, as the CUDA kernels do (portable_math.hpp).
 #pragma once
 
 #include <algorithm>
@@ -55,7 +56,9 @@ struct moe_dims {
 // Precondition: every id is in [0, experts).
 inline void moe_experts_f32(const float* x, const std::int64_t* ids, const float* weights, const float* w_gate,
                             const float* w_up, const float* w_down, float* out, moe_dims m) {
-  std::vector<float> gate(m.hidden), up(m.hidden), y(m.d);
+  // Every dot product in portable::dot_lanes order, as the CUDA kernels sum.
+  std::vector<float> gate(m.hidden), up(m.hidden), g(m.hidden), y(m.d);
+  std::vector<float> lanes(portable::dot_lanes * std::max(m.hidden, m.d));
   for (std::size_t i = 0; i < m.tokens; ++i) {
     const float* xi = x + i * m.d;
     float* oi = out + i * m.d;
@@ -65,18 +68,16 @@ inline void moe_experts_f32(const float* x, const std::int64_t* ids, const float
       const float* wg = w_gate + e * m.d * m.hidden;
       const float* wu = w_up + e * m.d * m.hidden;
       const float* wd = w_down + e * m.hidden * m.d;
-      for (std::size_t f = 0; f < m.hidden; ++f) gate[f] = up[f] = 0.0f;
-      for (std::size_t c = 0; c < m.d; ++c)
-        for (std::size_t f = 0; f < m.hidden; ++f) {
-          gate[f] += xi[c] * wg[c * m.hidden + f];
-          up[f] += xi[c] * wu[c * m.hidden + f];
-        }
-      // y = (silu(gate) * up) W_down, each y[c] summed over f in order (as the CUDA kernel does).
-      for (std::size_t c = 0; c < m.d; ++c) y[c] = 0.0f;
-      for (std::size_t f = 0; f < m.hidden; ++f) {
-        const float g = silu_f32(gate[f]) * up[f];
-        for (std::size_t c = 0; c < m.d; ++c) y[c] += g * wd[f * m.d + c];
-      }
+      const auto x_at = [&](std::size_t c) { return xi[c]; };
+      portable::lane_order_dots(m.d, m.hidden, x_at, [&](std::size_t c) { return wg + c * m.hidden; }, lanes.data(),
+                                gate.data());
+      portable::lane_order_dots(m.d, m.hidden, x_at, [&](std::size_t c) { return wu + c * m.hidden; }, lanes.data(),
+                                up.data());
+      // y = (silu(gate) * up) W_down.
+      for (std::size_t f = 0; f < m.hidden; ++f) g[f] = silu_f32(gate[f]) * up[f];
+      portable::lane_order_dots(
+          m.hidden, m.d, [&](std::size_t f) { return g[f]; }, [&](std::size_t f) { return wd + f * m.d; },
+          lanes.data(), y.data());
       const float w = weights[i * m.k + j];
       for (std::size_t c = 0; c < m.d; ++c) oi[c] += w * y[c];
     }

@@ -30,8 +30,11 @@
 
 namespace devpass::runtime::kernels::portable {
 
-// Lanes of the CUDA reductions: one block of this many threads per row (kernels_common.cuh).
+// Lanes of the CUDA row reductions: one block of this many threads per row (kernels_common.cuh).
 inline constexpr int block_lanes = 256;
+// Lanes of the dot products of matmul and the MoE experts: each output's sum is split into this
+// many partial sums, so a one-row product (decode) still has many threads loading at once.
+inline constexpr int dot_lanes = 8;
 
 DEVPASS_HOST_DEVICE inline double round_to_integer(double x) {
 #if defined(__CUDA_ARCH__)
@@ -153,16 +156,41 @@ DEVPASS_HOST_DEVICE inline double rope_angle(std::int64_t position, std::size_t 
 }
 
 #if !defined(__CUDA_ARCH__)
-// The float sum a CUDA block of block_lanes threads computes over element(0..n): lane t adds
-// elements t, t + block_lanes, ... in order, starting from 0; then lanes combine pairwise,
-// lane t += lane t + w for w = block_lanes/2, ..., 1 (kernels_common.cuh's block_reduce).
-template <class Element>
-[[nodiscard]] inline float block_order_sum(std::size_t n, Element&& element) {
-  float lanes[block_lanes] = {};
-  for (std::size_t i = 0; i < n; ++i) lanes[i % block_lanes] += element(i);
-  for (int width = block_lanes / 2; width > 0; width /= 2)
+// The float sum that Lanes cooperating CUDA threads compute over element(0..n): lane t adds
+// elements t, t + Lanes, ... in order, starting from 0; then lanes combine pairwise,
+// lane t += lane t + w for w = Lanes/2, ..., 1. Lanes is a power of two.
+template <int Lanes, class Element>
+[[nodiscard]] inline float lane_order_sum(std::size_t n, Element&& element) {
+  static_assert(Lanes > 0 && (Lanes & (Lanes - 1)) == 0, "Lanes must be a power of two");
+  float lanes[Lanes] = {};
+  for (std::size_t i = 0; i < n; ++i) lanes[i % Lanes] += element(i);
+  for (int width = Lanes / 2; width > 0; width /= 2)
     for (int t = 0; t < width; ++t) lanes[t] += lanes[t + width];
   return lanes[0];
+}
+// A row reduction's order: one block of block_lanes threads (kernels_common.cuh's block_reduce).
+template <class Element>
+[[nodiscard]] inline float block_order_sum(std::size_t n, Element&& element) {
+  return lane_order_sum<block_lanes>(n, static_cast<Element&&>(element));
+}
+
+// Many dot products at once in dot_lanes order: out[j] = sum over p < k of x(p) * column(p)[j]
+// for j < n, with term p in lane p % dot_lanes (the order of lane_order_sum<dot_lanes>), for
+// every j in one sweep over p, so the host reads each column row once and contiguously.
+// `lanes` is scratch of dot_lanes * n floats.
+template <class X, class Column>
+inline void lane_order_dots(std::size_t k, std::size_t n, X&& x, Column&& column, float* lanes, float* out) {
+  for (std::size_t i = 0; i < dot_lanes * n; ++i) lanes[i] = 0.0f;
+  for (std::size_t p = 0; p < k; ++p) {
+    const float xp = x(p);
+    const float* col = column(p);
+    float* lane = lanes + (p % dot_lanes) * n;
+    for (std::size_t j = 0; j < n; ++j) lane[j] += xp * col[j];
+  }
+  for (int width = dot_lanes / 2; width > 0; width /= 2)
+    for (int t = 0; t < width; ++t)
+      for (std::size_t j = 0; j < n; ++j) lanes[t * n + j] += lanes[(t + width) * n + j];
+  for (std::size_t j = 0; j < n; ++j) out[j] = lanes[j];
 }
 #endif
 
