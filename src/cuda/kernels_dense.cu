@@ -1,6 +1,7 @@
 // CUDA builds of the dense builtin kernels (elementwise, matmul, rms_norm, softmax, argmax,
 // arange, embedding). Conventions: include/devpass/runtime/kernels/*.hpp; interface: cuda_kernels.hpp.
-// Reductions use a fixed tree order, so every run gives the same bytes.
+// Every sum runs in the host kernel's order (portable_math.hpp: block order for row reductions,
+// dot_lanes order for matmul), so the results are the host's bits.
 #include "kernels_common.cuh"
 
 namespace devpass::cuda::kernels {
