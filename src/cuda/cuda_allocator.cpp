@@ -70,6 +70,18 @@ class pinned_host_allocator final : public host_memory_allocator {
   void do_deallocate(void* p) noexcept override { (void)cudaFreeHost(p); }
 };
 
+// Kernels take stream-ordered scratch (cudaMallocAsync: the MoE experts' hidden activations)
+// from the device's default memory pool. By default the pool gives freed memory back to the
+// system at every synchronisation, so the next call maps it again; keeping it makes the scratch
+// of one call the next call's.
+void keep_pool_memory(devpass::device where) {
+  cudaMemPool_t pool = nullptr;
+  check(cudaDeviceGetDefaultMemPool(&pool, where.index), "cudaDeviceGetDefaultMemPool", "", where);
+  std::uint64_t keep_all = UINT64_MAX;
+  check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all), "cudaMemPoolSetAttribute", "",
+        where);
+}
+
 class cuda_allocator final : public device_allocator {
  public:
   explicit cuda_allocator(devpass::device where) : device_(where) {
@@ -84,6 +96,7 @@ class cuda_allocator final : public device_allocator {
       for (cudaEvent_t& e : staging_done_)
         check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags", "", where);
       check(cudaEventCreateWithFlags(&ordering_, cudaEventDisableTiming), "cudaEventCreateWithFlags", "", where);
+      keep_pool_memory(where);
     } catch (...) {
       release();
       throw;

@@ -7,6 +7,8 @@
 // buffers (cudaHostAlloc) so the copy stays asynchronous (pageable destinations of d2h copies use
 // the driver's staging, measured faster); device to device uses
 // cudaMemcpyPeerAsync where cudaDeviceCanAccessPeer allows it, else pinned host memory.
+// Making one also sets the device's default memory pool to keep freed memory, so kernels'
+// stream-ordered scratch (cudaMallocAsync) is reused from call to call instead of mapped anew.
 // make_pinned_host_allocator(): the cpu allocator to use with it (cudaHostAlloc'd memory, so
 // copies from planned host arenas go straight to the DMA engine).
 // Every CUDA failure throws runtime::device_error naming the op, the node, the device and
