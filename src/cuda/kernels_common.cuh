@@ -11,8 +11,8 @@
 
 namespace devpass::cuda::kernels::detail {
 
-constexpr int threads = devpass::runtime::kernels::portable::block_lanes;
 namespace portable = devpass::runtime::kernels::portable;
+constexpr int threads = portable::block_lanes;
 
 inline cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 inline unsigned blocks_for(std::size_t n) {

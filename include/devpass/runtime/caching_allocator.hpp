@@ -34,11 +34,11 @@
 #include <unordered_map>
 #include <utility>
 
-#include "devpass/runtime/allocator.hpp"
+#include "devpass/runtime/allocator_decorator.hpp"
 
 namespace devpass::runtime {
 
-class caching_allocator final : public device_allocator {
+class caching_allocator final : public allocator_decorator {
  public:
   static constexpr std::uint64_t size_quantum = 512;     // capacities are multiples of this
   static constexpr std::uint32_t minimum_alignment = 256;  // what cudaMalloc gives anyway
@@ -50,21 +50,15 @@ class caching_allocator final : public device_allocator {
     std::uint64_t cached_bytes = 0;   // their capacity
   };
 
-  explicit caching_allocator(std::unique_ptr<device_allocator> inner) : inner_(std::move(inner)) {}
+  explicit caching_allocator(std::unique_ptr<device_allocator> inner) : allocator_decorator(std::move(inner)) {}
   // Returns the cached blocks. Blocks still handed out belong to their owners, who must be gone
   // first (as for any allocator): the inner allocator dies with this one.
   ~caching_allocator() override { release_cached(); }
 
-  [[nodiscard]] devpass::device device() const noexcept override { return inner_->device(); }
-  [[nodiscard]] bool emulated() const noexcept override { return inner_->emulated(); }
-  [[nodiscard]] bool owns(const void* p, std::uint64_t bytes) const noexcept override { return inner_->owns(p, bytes); }
-  [[nodiscard]] void* native_stream() const noexcept override { return inner_->native_stream(); }
-  [[nodiscard]] device_allocator& underlying() noexcept override { return inner_->underlying(); }
-
   // Returns every cached block to the inner allocator; the number of blocks returned.
   std::uint64_t release_cached() noexcept {
     const std::uint64_t released = free_.size();
-    for (const auto& [capacity, b] : free_) inner_->deallocate(b.data);
+    for (const auto& [capacity, b] : free_) inner().deallocate(b.data);
     free_.clear();
     cached_bytes_ = 0;
     return released;
@@ -85,15 +79,15 @@ class caching_allocator final : public device_allocator {
     const std::uint32_t block_alignment = std::max(alignment, minimum_alignment);
     void* p = nullptr;
     try {
-      p = inner_->allocate(capacity, block_alignment, node);
+      p = inner().allocate(capacity, block_alignment, node);
     } catch (const device_error&) {
       if (release_cached() == 0) throw;  // nothing to give back: a retry would fail the same way
-      p = inner_->allocate(capacity, block_alignment, node);
+      p = inner().allocate(capacity, block_alignment, node);
     }
     try {
       live_.emplace(p, block{p, capacity, block_alignment});
     } catch (...) {
-      inner_->deallocate(p);
+      inner().deallocate(p);
       throw;
     }
     return p;
@@ -102,7 +96,7 @@ class caching_allocator final : public device_allocator {
   void do_deallocate(void* p) noexcept override {
     const auto it = live_.find(p);
     if (it == live_.end()) {  // not handed out here: the inner allocator decides, as before
-      inner_->deallocate(p);
+      inner().deallocate(p);
       return;
     }
     const block b = it->second;
@@ -111,21 +105,9 @@ class caching_allocator final : public device_allocator {
       free_.emplace(b.capacity, b);
       cached_bytes_ += b.capacity;
     } catch (...) {
-      inner_->deallocate(p);  // no memory to remember it: give it back instead
+      inner().deallocate(p);  // no memory to remember it: give it back instead
     }
   }
-
-  void do_copy_host_to_device(void* dst, const void* src, std::uint64_t bytes, std::string_view node) override {
-    inner_->copy_host_to_device(dst, src, bytes, node);
-  }
-  void do_copy_device_to_host(void* dst, const void* src, std::uint64_t bytes, std::string_view node) override {
-    inner_->copy_device_to_host(dst, src, bytes, node);
-  }
-  void do_copy_device_to_device(void* dst, device_allocator& source, const void* src, std::uint64_t bytes,
-                                std::string_view node) override {
-    inner_->copy_device_to_device(dst, source, src, bytes, node);
-  }
-  void do_synchronize() override { inner_->synchronize(); }
 
  private:
   struct block {
@@ -147,7 +129,6 @@ class caching_allocator final : public device_allocator {
     return nullptr;
   }
 
-  std::unique_ptr<device_allocator> inner_;
   std::multimap<std::uint64_t, block> free_;  // capacity -> cached block; equal keys in freeing order
   std::unordered_map<void*, block> live_;     // handed out, by address
   std::uint64_t cached_bytes_ = 0;
