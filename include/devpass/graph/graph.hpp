@@ -324,11 +324,15 @@ class id_allocator {
 
   [[nodiscard]] std::string make(std::string candidate) {
     if (!scanned_) scan();
-    if (seen(candidate) && taken(candidate)) {
+    // One probe: remember the candidate, or learn that an id with its hash was issued or found
+    // before; only then compare against the graph (a real collision, or a hash collision).
+    if (!remember(hash_of(candidate)) && taken(candidate)) {
       const std::string base = candidate;
-      for (std::size_t k = 2; seen(candidate) && taken(candidate); ++k) candidate = base + "#" + std::to_string(k);
+      for (std::size_t k = 2;; ++k) {
+        candidate = base + "#" + std::to_string(k);
+        if (remember(hash_of(candidate)) || !taken(candidate)) break;
+      }
     }
-    remember(candidate);
     return candidate;
   }
 
@@ -338,34 +342,31 @@ class id_allocator {
   void scan() {
     scanned_ = true;
     for (const auto v : boost::make_iterator_range(boost::vertices(*g_)))
-      if (!(*g_)[v].erased && (*g_)[v].id.find('@') != std::string::npos) remember((*g_)[v].id);
+      if (!(*g_)[v].erased && (*g_)[v].id.find('@') != std::string::npos) (void)remember(hash_of((*g_)[v].id));
   }
-  void remember(std::string_view id) {
+  // Inserts h; false when it was there already.
+  bool remember(std::uint64_t h) {
     if (2 * (count_ + 1) > table_.size()) grow();
-    insert(hash_of(id));
-    ++count_;
-  }
-  void insert(std::uint64_t h) {
     const std::size_t mask = table_.size() - 1;
-    for (std::size_t i = h & mask;; i = (i + 1) & mask)
-      if (table_[i] == 0 || table_[i] == h) {
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      if (table_[i] == h) return false;
+      if (table_[i] == 0) {
         table_[i] = h;
-        return;
+        ++count_;
+        return true;
       }
+    }
   }
   void grow() {
     std::vector<std::uint64_t> old = std::move(table_);
-    table_.assign(old.empty() ? 64 : old.size() * 2, 0);
-    for (const std::uint64_t h : old)
-      if (h) insert(h);
-  }
-  [[nodiscard]] bool seen(std::string_view id) const {
-    if (table_.empty()) return false;
-    const std::uint64_t h = hash_of(id);
+    table_.assign(old.empty() ? 1024 : old.size() * 2, 0);
     const std::size_t mask = table_.size() - 1;
-    for (std::size_t i = h & mask; table_[i] != 0; i = (i + 1) & mask)
-      if (table_[i] == h) return true;
-    return false;
+    for (const std::uint64_t h : old) {
+      if (!h) continue;
+      std::size_t i = h & mask;
+      while (table_[i] != 0) i = (i + 1) & mask;
+      table_[i] = h;
+    }
   }
   // The exact check behind a hash hit. Callers add each node right after making its id, so the
   // graph holds every id issued before.

@@ -1,10 +1,13 @@
 // devpass/rules/driver.hpp — applies a rule table to a graph until nothing matches.
 //
-// Worklist, deterministic: every live node in vertex order, then the nodes actions asked to
-// revisit, first in first out. At a node, the rules are tried in table order, each at every site
-// of its root form (the node's value 0; each output; each input slot, in order); the first rule
-// whose pattern and guard match is applied, and the node is tried again at once until no rule
-// applies; the other nodes the action touched go on the worklist. Captures are
+// Worklist, deterministic: a sweep over every live node in vertex order. At a node, the rules are
+// tried in table order, each at every site of its root form (the node's value 0; each output;
+// each input slot, in order); the first rule whose pattern and guard match is applied, and the
+// node is tried again at once until no rule applies. The other nodes the actions touched are
+// then settled the same way, first touched first, before the sweep moves on (while they are in
+// cache) — except nodes the sweep has not reached yet, which wait for it. An on_use rule tests the guard
+// conjuncts that read only consumer captures once per node, before it reads the operands
+// (guard_split.hpp); the operands are read once per visit for all on_use rules. Captures are
 // written to a scratch set and the rule only sees them once its whole pattern matched.
 // Termination: a shrinking rule removes a node each time; every other rule may be applied at most
 // `bound` times in all (default: 4 * (nodes + edges) + 64 of the input graph). Reaching the bound
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "devpass/rules/context.hpp"
+#include "devpass/rules/guard_split.hpp"
 #include "devpass/rules/rule.hpp"
 
 namespace devpass::rules {
@@ -30,52 +34,72 @@ class rewrite_error : public std::runtime_error {
 };
 
 namespace detail {
+// The operands of the node being visited, by slot: read in one pass over its in-edges the first
+// time an on_use rule needs them, then shared by every on_use rule of the table until a rule
+// fires (the driver clears the cache then: the graph changed).
+class operand_cache {
+ public:
+  static constexpr vertex unconnected = static_cast<vertex>(-1);
+  void clear() { filled_ = false; }
+  std::span<const value_ref> of(const graph& g, vertex v) {
+    if (filled_) return slots_;
+    filled_ = true;
+    const std::uint32_t arity = g[v].arity;
+    slots_ = arity <= on_stack_.size() ? std::span<value_ref>(on_stack_).first(arity)
+                                       : (on_heap_.resize(arity), std::span<value_ref>(on_heap_));
+    std::fill(slots_.begin(), slots_.end(), value_ref{unconnected, 0});
+    for (const auto e : boost::make_iterator_range(boost::in_edges(v, g)))
+      if (g[e].slot < arity) slots_[g[e].slot] = value_ref{boost::source(e, g), g[e].output};
+    return slots_;
+  }
+
+ private:
+  bool filled_ = false;
+  std::array<value_ref, 8> on_stack_;  // most nodes have few operands: no allocation
+  std::vector<value_ref> on_heap_;
+  std::span<value_ref> slots_;
+};
+
+// Where a root form is tried at node v. `early(caps)` tests the guard conjuncts that read only the
+// captures in early_caps (see guard_split.hpp); `fire(caps)` tests the rest and applies the rule.
 template <class Root>
 struct sites {
+  using early_caps = pattern::type_list<>;
   // A plain pattern: one site, value 0 of the node.
-  template <class Caps, class Fire>
-  static bool each(const graph& g, vertex v, std::size_t& tried, Fire&& fire) {
+  template <class Caps, class Early, class Fire>
+  static bool each(const graph& g, vertex v, std::size_t& tried, operand_cache&, Early&& early, Fire&& fire) {
     Caps caps;
     ++tried;
-    return Root{}.match(g, value_ref{v, 0}, caps) && fire(caps);
+    return Root{}.match(g, value_ref{v, 0}, caps) && early(caps) && fire(caps);
   }
 };
 template <class P>
 struct sites<pattern::each_output_t<P>> {
-  template <class Caps, class Fire>
-  static bool each(const graph& g, vertex v, std::size_t& tried, Fire&& fire) {
+  using early_caps = pattern::type_list<>;
+  template <class Caps, class Early, class Fire>
+  static bool each(const graph& g, vertex v, std::size_t& tried, operand_cache&, Early&& early, Fire&& fire) {
     const auto outputs = static_cast<std::uint32_t>(g[v].outputs.size());
     for (std::uint32_t k = 0; k < outputs; ++k) {
       Caps caps;
       ++tried;
-      if (P{}.match(g, value_ref{v, k}, caps) && fire(caps)) return true;
+      if (P{}.match(g, value_ref{v, k}, caps) && early(caps) && fire(caps)) return true;
     }
     return false;
   }
 };
 template <class C, class O>
 struct sites<pattern::on_use_t<C, O>> {
-  template <class Caps, class Fire>
-  static bool each(const graph& g, vertex v, std::size_t& tried, Fire&& fire) {
-    {
-      Caps probe;
-      if (!C{}.match(g, value_ref{v, 0}, probe)) return false;  // the consumer does not match
-    }
-    // The operands by slot, read in one pass over the in-edges (on the stack for most nodes).
-    constexpr vertex unconnected = static_cast<vertex>(-1);
-    const std::uint32_t arity = g[v].arity;
-    std::array<value_ref, 8> on_stack;
-    std::vector<value_ref> on_heap;
-    const std::span<value_ref> slot_values =
-        arity <= on_stack.size() ? std::span<value_ref>(on_stack).first(arity) : (on_heap.resize(arity), std::span<value_ref>(on_heap));
-    std::fill(slot_values.begin(), slot_values.end(), value_ref{unconnected, 0});
-    for (const auto e : boost::make_iterator_range(boost::in_edges(v, g)))
-      if (g[e].slot < arity) slot_values[g[e].slot] = value_ref{boost::source(e, g), g[e].output};
-    for (std::uint32_t slot = 0; slot < arity; ++slot) {
-      if (slot_values[slot].producer == unconnected) continue;
-      Caps caps;
+  using early_caps = typename C::binds;  // what the consumer binds is the same at every slot
+  template <class Caps, class Early, class Fire>
+  static bool each(const graph& g, vertex v, std::size_t& tried, operand_cache& operands, Early&& early, Fire&& fire) {
+    Caps consumer;
+    if (!C{}.match(g, value_ref{v, 0}, consumer) || !early(consumer)) return false;
+    const std::span<const value_ref> slot_values = operands.of(g, v);
+    for (std::uint32_t slot = 0; slot < slot_values.size(); ++slot) {
+      if (slot_values[slot].producer == operand_cache::unconnected) continue;
+      Caps caps = consumer;
       ++tried;
-      if (!C{}.match(g, value_ref{v, 0}, caps) || !O{}.match(g, slot_values[slot], caps)) continue;
+      if (!O{}.match(g, slot_values[slot], caps)) continue;
       caps.site = devpass::use{v, slot};
       if (fire(caps)) return true;  // the graph changed: the caller looks at v afresh
     }
@@ -98,15 +122,18 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
   const std::size_t bound = options.bound ? options.bound : 4 * (boost::num_vertices(g) + boost::num_edges(g)) + 64;
   std::array<std::size_t, sizeof...(Rules)> applied{};
 
-  std::vector<vertex> queue;
+  // The sweep: every live node in vertex order. queued[v]: v waits in the sweep or on `soon`.
+  std::vector<vertex> sweep;
   std::vector<char> queued;
-  queue.reserve(boost::num_vertices(g) * 2);
+  sweep.reserve(boost::num_vertices(g));
   queued.assign(boost::num_vertices(g), 0);
   for (const auto v : boost::make_iterator_range(boost::vertices(g)))
-    if (!g[v].erased) queue.push_back(v), queued[v] = 1;
+    if (!g[v].erased) sweep.push_back(v), queued[v] = 1;
 
+  detail::operand_cache operands;
   // Tries the table at v once; true when a rule was applied.
   const auto visit = [&](vertex v) {
+    operands.clear();
     bool done = false;
     std::size_t index = 0;
     std::apply(
@@ -114,10 +141,15 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
           (void)((done = [&](const auto& r, std::size_t i) {
                     using rule_t = std::decay_t<decltype(r)>;
                     using caps_t = pattern::capture_set<typename rule_t::binds>;
-                    const bool fired = detail::sites<typename rule_t::root_type>::template each<caps_t>(
-                        g, v, ctx.counters.matches_tried, [&](const caps_t& caps) {
-                          if (!r.guard.test(ctx, caps)) return false;
+                    using sites_t = detail::sites<typename rule_t::root_type>;
+                    const auto guard = detail::split<typename sites_t::early_caps>(r.guard);
+                    const bool fired = sites_t::template each<caps_t>(
+                        g, v, ctx.counters.matches_tried, operands,
+                        [&](const caps_t& caps) { return guard.early.test(ctx, caps); },
+                        [&](const caps_t& caps) {
+                          if (!guard.later.test(ctx, caps)) return false;
                           r.action.apply(ctx, caps);
+                          operands.clear();
                           return true;
                         });
                     if (fired) {
@@ -134,8 +166,10 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
     return done;
   };
 
-  for (std::size_t head = 0; head < queue.size(); ++head) {
-    const vertex v = queue[head];
+  // Tries v until no rule applies; the nodes its rewrites touched that the sweep has already
+  // passed (or that are new) go on `soon`.
+  std::vector<vertex> soon;
+  const auto settle = [&](vertex v) {
     queued[v] = 0;
     // After a rewrite the node is looked at again at once, while its edges are in cache, until
     // no rule applies (the bound above still caps a rule that never stops).
@@ -143,11 +177,17 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
       for (const vertex touched : ctx.revisit) {
         if (touched == v) continue;
         if (touched >= queued.size()) queued.resize(boost::num_vertices(g), 0);
-        if (!queued[touched] && !g[touched].erased) queue.push_back(touched), queued[touched] = 1;
+        if (!queued[touched] && !g[touched].erased) soon.push_back(touched), queued[touched] = 1;
       }
       ctx.revisit.clear();
     }
     ctx.revisit.clear();
+  };
+  for (const vertex v : sweep) {
+    settle(v);
+    // The touched nodes are visited now, while they are in cache, not after the whole sweep.
+    for (std::size_t next = 0; next < soon.size(); ++next) settle(soon[next]);
+    soon.clear();
   }
   if (options.compact_at_end) compact(g);
   rewrite_counters delta = ctx.counters;
