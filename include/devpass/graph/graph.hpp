@@ -16,6 +16,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <functional>
@@ -312,37 +313,103 @@ inline void compact(graph& g) {
   return order;
 }
 
-// Hands out ids for nodes that passes create (the caller adds the node before the next make()). Generated ids contain '@' ("x@d2h"); the passes
-// build them injectively from unique ids, so a candidate can only collide with an id that
-// already contains '@' (from an earlier pass, or a user's). Those are remembered by hash only
-// (an open-addressing table of 64-bit hashes: no string copies); a candidate whose hash is
-// there is checked exactly against the graph, which happens only on a real collision.
+// Hands out ids for nodes that passes create (the caller adds the node before the next make()).
+// Generated ids contain '@' ("x@d2h"), so a candidate can only collide with an id that already
+// contains '@' (from an earlier pass, or a user's) or with one this allocator issued. Ids are
+// remembered by hash only (an open-addressing table of 64-bit hashes: no string copies); a
+// candidate whose hash is there is checked exactly against the graph, which happens only on a
+// real collision.
+//
+// The ids already in the graph are grouped by their suffix (from the last '@': "@h2d.0",
+// "@d2h"): a candidate can only equal an existing id with the same suffix, so only the ids of
+// the suffixes candidates actually use are hashed, when first needed. A pass that makes d2h
+// copies after a pass that made a million h2d copies then hashes none of those. Past 64
+// distinct suffixes every existing '@' id is hashed at once.
 class id_allocator {
  public:
   // The scan happens on the first make(), so a pass that creates no node pays nothing.
   explicit id_allocator(const graph& g) : g_(&g) {}
 
   [[nodiscard]] std::string make(std::string candidate) {
-    if (!scanned_) scan();
+    prepare(candidate);
     // One probe: remember the candidate, or learn that an id with its hash was issued or found
     // before; only then compare against the graph (a real collision, or a hash collision).
     if (!remember(hash_of(candidate)) && taken(candidate)) {
       const std::string base = candidate;
       for (std::size_t k = 2;; ++k) {
         candidate = base + "#" + std::to_string(k);
+        prepare(candidate);
         if (remember(hash_of(candidate)) || !taken(candidate)) break;
       }
     }
     return candidate;
   }
 
+  // Says that make(candidate) will probably follow soon: starts loading the table slot the
+  // probe reads, so the caller's own work overlaps the memory access (the table is as large as
+  // the graph, so a probe is otherwise a cache and TLB miss).
+  void expect(std::string_view candidate) {
+    prepare(candidate);
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(&table_[hash_of(candidate) & (table_.size() - 1)]);
+#endif
+  }
+
  private:
+  static constexpr std::size_t max_suffixes = 64;
+  struct suffix_group {
+    std::string suffix;
+    bool hashed = false;
+  };
+
   static std::uint64_t hash_of(std::string_view id) { return std::hash<std::string_view>{}(id) | 1; }
+  static std::string_view suffix_of(std::string_view id) {
+    const auto at = id.rfind('@');
+    return at == std::string_view::npos ? std::string_view{} : id.substr(at);
+  }
+
+  // Scans the graph once; then makes sure the existing ids that could equal `candidate` are hashed.
+  void prepare(std::string_view candidate) {
+    if (!scanned_) scan();
+    if (all_hashed_) return;
+    const std::string_view suffix = suffix_of(candidate);
+    for (suffix_group& group : groups_)
+      if (group.suffix == suffix) {
+        if (!group.hashed) hash_existing(suffix);
+        group.hashed = true;
+        return;
+      }
+  }
 
   void scan() {
     scanned_ = true;
-    for (const auto v : boost::make_iterator_range(boost::vertices(*g_)))
-      if (!(*g_)[v].erased && (*g_)[v].id.find('@') != std::string::npos) (void)remember(hash_of((*g_)[v].id));
+    // Sized for the graph: passes add a fraction of it, and growing from small would rehash
+    // every id several times.
+    table_.assign(std::max<std::size_t>(1024, std::bit_ceil(boost::num_vertices(*g_))), 0);
+    for (const auto v : boost::make_iterator_range(boost::vertices(*g_))) {
+      const node& n = (*g_)[v];
+      if (n.erased) continue;
+      const std::string_view suffix = suffix_of(n.id);
+      if (suffix.empty()) continue;
+      if (std::none_of(groups_.begin(), groups_.end(), [&](const suffix_group& g) { return g.suffix == suffix; })) {
+        if (groups_.size() == max_suffixes) {
+          all_hashed_ = true;
+          hash_existing({});
+          return;
+        }
+        groups_.push_back({std::string(suffix)});
+      }
+    }
+  }
+  // Hashes every live '@' id with this suffix (every '@' id when it is empty).
+  void hash_existing(std::string_view suffix) {
+    for (const auto v : boost::make_iterator_range(boost::vertices(*g_))) {
+      const node& n = (*g_)[v];
+      if (n.erased) continue;
+      const std::string_view own = suffix_of(n.id);
+      if (own.empty() || (!suffix.empty() && own != suffix)) continue;
+      (void)remember(hash_of(n.id));
+    }
   }
   // Inserts h; false when it was there already.
   bool remember(std::uint64_t h) {
@@ -359,7 +426,7 @@ class id_allocator {
   }
   void grow() {
     std::vector<std::uint64_t> old = std::move(table_);
-    table_.assign(old.empty() ? 1024 : old.size() * 2, 0);
+    table_.assign(old.size() * 2, 0);
     const std::size_t mask = table_.size() - 1;
     for (const std::uint64_t h : old) {
       if (!h) continue;
@@ -378,7 +445,9 @@ class id_allocator {
 
   const graph* g_;
   bool scanned_ = false;
-  std::vector<std::uint64_t> table_;  // hashes of ids containing '@'; 0 = empty
+  bool all_hashed_ = false;           // more than max_suffixes suffixes: every '@' id is hashed
+  std::vector<suffix_group> groups_;  // the suffixes of the '@' ids found by the scan
+  std::vector<std::uint64_t> table_;  // hashes of ids issued or hashed from the graph; 0 = empty
   std::size_t count_ = 0;
 };
 

@@ -57,9 +57,25 @@ vertex make_copy(Ctx& ctx, value_ref value, device side, std::string id) {
   spec.device = Kind == op_kind::d2h_copy ? cpu_device : side;
   spec.mem_id.reset();
   spec.offset.reset();
-  const vertex c = ctx.add(node{.id = ctx.ids.make(std::move(id)), .op = Kind, .device = side, .outputs = {std::move(spec)}});
+  node copy{.id = ctx.ids.make(std::move(id)), .op = Kind, .device = side};
+  copy.outputs.push_back(std::move(spec));  // `.outputs = {spec}` would copy the spec again
+  const vertex c = ctx.add(std::move(copy));
   connect(ctx.g, value, c, 0);
   return c;
+}
+
+// The id of a copy: "<base>@<suffix><tail>", built in one allocation (these are most of what
+// propagation allocates).
+inline std::string copy_id(std::string_view base, std::string_view suffix, std::string_view tail = {}) {
+  std::string id;
+  id.reserve(base.size() + 1 + suffix.size() + tail.size());
+  id.append(base).append(1, '@').append(suffix).append(tail);
+  return id;
+}
+// The text of value `value` (value_name) as the base of a copy id.
+inline std::string copy_id(const graph& g, value_ref value, std::string_view suffix, std::string_view tail = {}) {
+  if (value.output == 0) return copy_id(g[value.producer].id, suffix, tail);
+  return copy_id(value_name(g, value), suffix, tail);
 }
 
 // An existing copy of kind Kind of `value` whose device side is `side`.
@@ -127,19 +143,18 @@ struct copy_into_use_t : action_base<copy_into_use_t<Kind, Share, X, At>> {
     const value_ref x = caps.get(X{});
     const devpass::use site = caps.site.value();
     const device side = Kind == op_kind::d2h_copy ? device_of(ctx.g, x) : device_of(ctx.g, caps.get(At{}));
+    std::string id;
+    if constexpr (Share) {
+      // The device goes in brackets: an id may not end in ":<digits>" (files read that as an output).
+      id = Kind == op_kind::d2h_copy ? detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>())
+                                     : detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>(), "[" + to_string(side) + "]");
+    } else {
+      id = detail::copy_id(ctx.g[site.consumer].id, detail::copy_suffix<Kind>(), "." + std::to_string(site.slot));
+    }
+    ctx.ids.expect(id);  // most sites make a copy: its id check overlaps the search below
     std::optional<vertex> copy;
     if constexpr (Share) copy = detail::find_copy<Kind>(ctx.g, x, side);
-    if (!copy) {
-      std::string id;
-      if constexpr (Share) {
-        id = value_name(ctx.g, x) + "@" + std::string(detail::copy_suffix<Kind>());
-        // The device goes in brackets: an id may not end in ":<digits>" (files read that as an output).
-        if (Kind != op_kind::d2h_copy) id += "[" + to_string(side) + "]";
-      } else {
-        id = ctx.g[site.consumer].id + "@" + std::string(detail::copy_suffix<Kind>()) + "." + std::to_string(site.slot);
-      }
-      copy = detail::make_copy<Kind>(ctx, x, side, std::move(id));
-    }
+    if (!copy) copy = detail::make_copy<Kind>(ctx, x, side, std::move(id));
     set_operand(ctx.g, site.consumer, site.slot, value_ref{*copy, 0});
     ctx.touch(site.consumer);
     ctx.touch(x.producer);
@@ -169,7 +184,7 @@ struct copy_after_t : action_base<copy_after_t<Kind, X, Moves>> {
     const device source = device_of(ctx.g, x);
     const device side = Kind == op_kind::d2h_copy ? source : cpu_device;
     auto copy = detail::find_copy<Kind>(ctx.g, x, side);
-    if (!copy) copy = detail::make_copy<Kind>(ctx, x, side, value_name(ctx.g, x) + "@" + std::string(detail::copy_suffix<Kind>()));
+    if (!copy) copy = detail::make_copy<Kind>(ctx, x, side, detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>()));
     const value_ref to{*copy, 0};
     std::vector<devpass::use> moved;
     for_each_use(ctx.g, x, [&](devpass::use u) {

@@ -11,7 +11,8 @@
 // written to a scratch set and the rule only sees them once its whole pattern matched.
 // Termination: a shrinking rule removes a node each time; every other rule may be applied at most
 // `bound` times in all (default: 4 * (nodes + edges) + 64 of the input graph). Reaching the bound
-// throws rewrite_error naming the rule: never a silent stop. Erased nodes are compacted at the end.
+// throws rewrite_error naming the rule: never a silent stop. Erased nodes are compacted at the end
+// (when the sweep met one or an action removed one through ctx.remove, as erase does).
 #pragma once
 
 #include <algorithm>
@@ -122,13 +123,11 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
   const std::size_t bound = options.bound ? options.bound : 4 * (boost::num_vertices(g) + boost::num_edges(g)) + 64;
   std::array<std::size_t, sizeof...(Rules)> applied{};
 
-  // The sweep: every live node in vertex order. queued[v]: v waits in the sweep or on `soon`.
-  std::vector<vertex> sweep;
-  std::vector<char> queued;
-  sweep.reserve(boost::num_vertices(g));
-  queued.assign(boost::num_vertices(g), 0);
-  for (const auto v : boost::make_iterator_range(boost::vertices(g)))
-    if (!g[v].erased) sweep.push_back(v), queued[v] = 1;
+  // The sweep covers the nodes there at the start, in vertex order. queued[v]: v waits for the
+  // sweep or on `soon`.
+  const std::size_t swept = boost::num_vertices(g);
+  std::vector<char> queued(swept, 1);
+  bool tombstones = false;  // erased nodes seen or made: compact() has work
 
   detail::operand_cache operands;
   // Tries the table at v once; true when a rule was applied.
@@ -183,13 +182,18 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
     }
     ctx.revisit.clear();
   };
-  for (const vertex v : sweep) {
+  for (vertex v = 0; v < swept; ++v) {
+    if (g[v].erased) {
+      tombstones = true;
+      continue;
+    }
     settle(v);
     // The touched nodes are visited now, while they are in cache, not after the whole sweep.
     for (std::size_t next = 0; next < soon.size(); ++next) settle(soon[next]);
     soon.clear();
   }
-  if (options.compact_at_end) compact(g);
+  tombstones = tombstones || ctx.counters.nodes_removed != before.nodes_removed;
+  if (options.compact_at_end && tombstones) compact(g);
   rewrite_counters delta = ctx.counters;
   delta.matches_tried -= before.matches_tried;
   delta.rewrites -= before.rewrites;
