@@ -68,6 +68,14 @@ TEST_CASE("verify_structure: every later copy of an id is reported against the f
                                                                   "node 'x': id: duplicate id (also node #0)"});
 }
 
+TEST_CASE("verify_structure: an id ending in ':<digits>' is reported (a reference would read an output)") {
+  placed_graph s;
+  s.g[s.r].id = "r:1";
+  s.g[s.h].id = "h:x1";  // fine: not digits after the last ':'
+  CHECK(lines(verify_structure(s.g)) ==
+        std::vector<std::string>{"node 'r:1': id: an id cannot end in ':<digits>': references would read it as an output index"});
+}
+
 TEST_CASE("verify_structure: a vertex order that is not topological is not a cycle") {
   graph g;
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});

@@ -16,13 +16,13 @@
 #pragma once
 
 #include <algorithm>
-#include <bit>
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <queue>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "devpass/graph/device.hpp"
@@ -72,6 +72,13 @@ struct use {
 
 [[nodiscard]] inline const std::string& method_name(const graph& g) { return g[boost::graph_bundle].name; }
 
+// Room for the nodes passes add, to reserve before a graph is filled. Vertex storage is one
+// vector, and growing it when full moves every node: measured 0.09–0.11 s for 1M nodes, most of
+// it page faults on the new block. Reserved before the graph is filled, the room costs address
+// space only, until a pass uses it. read_graph reserves this much; device propagation adds 39%
+// (devpass policy) of the synthetic graphs' nodes as copies.
+[[nodiscard]] constexpr std::size_t node_capacity_for(std::size_t nodes) noexcept { return nodes + nodes / 2; }
+
 // Moves the node in (boost::add_vertex(property, g) would copy its strings and vectors).
 [[nodiscard]] inline vertex add_node(graph& g, node n) {
   const vertex v = boost::add_vertex(g);
@@ -118,6 +125,8 @@ void for_each_use(const graph& g, value_ref value, F&& f) {
 }
 
 [[nodiscard]] inline std::size_t use_count(const graph& g, value_ref value) {
+  // A node with one output: every out-edge is a use of it, no edge property to read.
+  if (g[value.producer].outputs.size() == 1) return value.output == 0 ? boost::out_degree(value.producer, g) : 0;
   std::size_t count = 0;
   for_each_use(g, value, [&](use) { ++count; });
   return count;
@@ -313,143 +322,13 @@ inline void compact(graph& g) {
   return order;
 }
 
-// Hands out ids for nodes that passes create (the caller adds the node before the next make()).
-// Generated ids contain '@' ("x@d2h"), so a candidate can only collide with an id that already
-// contains '@' (from an earlier pass, or a user's) or with one this allocator issued. Ids are
-// remembered by hash only (an open-addressing table of 64-bit hashes: no string copies); a
-// candidate whose hash is there is checked exactly against the graph, which happens only on a
-// real collision.
-//
-// The ids already in the graph are grouped by their suffix (from the last '@': "@h2d.0",
-// "@d2h"): a candidate can only equal an existing id with the same suffix, so only the ids of
-// the suffixes candidates actually use are hashed, when first needed. A pass that makes d2h
-// copies after a pass that made a million h2d copies then hashes none of those. Past 64
-// distinct suffixes every existing '@' id is hashed at once.
-class id_allocator {
- public:
-  // The scan happens on the first make(), so a pass that creates no node pays nothing.
-  explicit id_allocator(const graph& g) : g_(&g) {}
-
-  [[nodiscard]] std::string make(std::string candidate) {
-    prepare(candidate);
-    // One probe: remember the candidate, or learn that an id with its hash was issued or found
-    // before; only then compare against the graph (a real collision, or a hash collision).
-    if (!remember(hash_of(candidate)) && taken(candidate)) {
-      const std::string base = candidate;
-      for (std::size_t k = 2;; ++k) {
-        candidate = base + "#" + std::to_string(k);
-        prepare(candidate);
-        if (remember(hash_of(candidate)) || !taken(candidate)) break;
-      }
-    }
-    return candidate;
-  }
-
-  // Says that make(candidate) will probably follow soon: starts loading the table slot the
-  // probe reads, so the caller's own work overlaps the memory access (the table is as large as
-  // the graph, so a probe is otherwise a cache and TLB miss).
-  void expect(std::string_view candidate) {
-    prepare(candidate);
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(&table_[hash_of(candidate) & (table_.size() - 1)]);
-#endif
-  }
-
- private:
-  static constexpr std::size_t max_suffixes = 64;
-  struct suffix_group {
-    std::string suffix;
-    bool hashed = false;
-  };
-
-  static std::uint64_t hash_of(std::string_view id) { return std::hash<std::string_view>{}(id) | 1; }
-  static std::string_view suffix_of(std::string_view id) {
-    const auto at = id.rfind('@');
-    return at == std::string_view::npos ? std::string_view{} : id.substr(at);
-  }
-
-  // Scans the graph once; then makes sure the existing ids that could equal `candidate` are hashed.
-  void prepare(std::string_view candidate) {
-    if (!scanned_) scan();
-    if (all_hashed_) return;
-    const std::string_view suffix = suffix_of(candidate);
-    for (suffix_group& group : groups_)
-      if (group.suffix == suffix) {
-        if (!group.hashed) hash_existing(suffix);
-        group.hashed = true;
-        return;
-      }
-  }
-
-  void scan() {
-    scanned_ = true;
-    // Sized for the graph: passes add a fraction of it, and growing from small would rehash
-    // every id several times.
-    table_.assign(std::max<std::size_t>(1024, std::bit_ceil(boost::num_vertices(*g_))), 0);
-    for (const auto v : boost::make_iterator_range(boost::vertices(*g_))) {
-      const node& n = (*g_)[v];
-      if (n.erased) continue;
-      const std::string_view suffix = suffix_of(n.id);
-      if (suffix.empty()) continue;
-      if (std::none_of(groups_.begin(), groups_.end(), [&](const suffix_group& g) { return g.suffix == suffix; })) {
-        if (groups_.size() == max_suffixes) {
-          all_hashed_ = true;
-          hash_existing({});
-          return;
-        }
-        groups_.push_back({std::string(suffix)});
-      }
-    }
-  }
-  // Hashes every live '@' id with this suffix (every '@' id when it is empty).
-  void hash_existing(std::string_view suffix) {
-    for (const auto v : boost::make_iterator_range(boost::vertices(*g_))) {
-      const node& n = (*g_)[v];
-      if (n.erased) continue;
-      const std::string_view own = suffix_of(n.id);
-      if (own.empty() || (!suffix.empty() && own != suffix)) continue;
-      (void)remember(hash_of(n.id));
-    }
-  }
-  // Inserts h; false when it was there already.
-  bool remember(std::uint64_t h) {
-    if (2 * (count_ + 1) > table_.size()) grow();
-    const std::size_t mask = table_.size() - 1;
-    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-      if (table_[i] == h) return false;
-      if (table_[i] == 0) {
-        table_[i] = h;
-        ++count_;
-        return true;
-      }
-    }
-  }
-  void grow() {
-    std::vector<std::uint64_t> old = std::move(table_);
-    table_.assign(old.size() * 2, 0);
-    const std::size_t mask = table_.size() - 1;
-    for (const std::uint64_t h : old) {
-      if (!h) continue;
-      std::size_t i = h & mask;
-      while (table_[i] != 0) i = (i + 1) & mask;
-      table_[i] = h;
-    }
-  }
-  // The exact check behind a hash hit. Callers add each node right after making its id, so the
-  // graph holds every id issued before.
-  [[nodiscard]] bool taken(std::string_view id) const {
-    for (const auto v : boost::make_iterator_range(boost::vertices(*g_)))
-      if (!(*g_)[v].erased && (*g_)[v].id == id) return true;
-    return false;
-  }
-
-  const graph* g_;
-  bool scanned_ = false;
-  bool all_hashed_ = false;           // more than max_suffixes suffixes: every '@' id is hashed
-  std::vector<suffix_group> groups_;  // the suffixes of the '@' ids found by the scan
-  std::vector<std::uint64_t> table_;  // hashes of ids issued or hashed from the graph; 0 = empty
-  std::size_t count_ = 0;
-};
+// Whether an id ends in ":<digits>", which no id may: a reference "id:k" names output k of node
+// id, so such an id would be ambiguous (the reader and the verifier reject it).
+[[nodiscard]] inline bool ends_in_output_index(std::string_view id) noexcept {
+  const auto colon = id.rfind(':');
+  return colon != std::string_view::npos && colon + 1 < id.size() &&
+         id.find_first_not_of("0123456789", colon + 1) == std::string_view::npos;
+}
 
 // The text form of a value reference in files and messages: "id" for output 0, "id:k" otherwise.
 [[nodiscard]] inline std::string value_name(const graph& g, value_ref value) {

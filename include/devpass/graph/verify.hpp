@@ -136,6 +136,8 @@ class first_id_index {
       detail::report(r, "", "id", detail::node_ordinal(v) + " has an empty id");
     } else if (const vertex first = first_with_id.find_or_insert(g, v, id); first != detail::first_id_index::none) {
       detail::report(r, id, "id", "duplicate id (also " + detail::node_ordinal(first) + ")");
+    } else if (ends_in_output_index(id)) {
+      detail::report(r, id, "id", "an id cannot end in ':<digits>': references would read it as an output index");
     }
 
     // op and device: the ops whose device is fixed by what they are.

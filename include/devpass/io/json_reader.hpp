@@ -220,7 +220,9 @@ class json_graph_reader {
     const auto list = expect_array(nodes, "", {"nodes"});
 
     const std::size_t count = list.size();
-    graph g(count);  // every vertex up front: references may point forward
+    graph g;
+    g.m_vertices.reserve(node_capacity_for(count));  // room for the copies passes add
+    g.m_vertices.resize(count);                      // every vertex up front: references may point forward
     g[boost::graph_bundle].name = std::string(expect_string(name, "", {"name"}));
     id_table ids(count);
     pending_.reserve(count + count / 2);
@@ -261,8 +263,7 @@ class json_graph_reader {
     if (!duplicate.empty()) fail(id, std::string(duplicate), "duplicate field");
     if (!unknown.empty())
       fail(id, std::string(unknown), "unknown field (expected id, op, device, kernel, inputs, outputs, attrs)");
-    if (const auto colon = id_text.rfind(':'); colon != std::string_view::npos && colon + 1 < id_text.size() &&
-                                               id_text.find_first_not_of("0123456789", colon + 1) == std::string_view::npos)
+    if (ends_in_output_index(id_text))
       fail(id, "id", "an id cannot end in ':<digits>': references would read it as an output index");
     if (const auto first = ids.insert(g, id_text, v))
       fail(id, "id", "duplicate id (also nodes[" + std::to_string(*first) + "])");

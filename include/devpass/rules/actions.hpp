@@ -49,15 +49,16 @@ constexpr std::string_view copy_suffix() {
   else return "d2d";
 }
 
-// A copy node of `value` of kind Kind whose device side is `side`.
+// A copy node of `value` of kind Kind whose device side is `side`; its id is derived from node
+// `id_base` (id_allocator::make_derived).
 template <op_kind Kind, class Ctx>
-vertex make_copy(Ctx& ctx, value_ref value, device side, std::string id) {
+vertex make_copy(Ctx& ctx, value_ref value, device side, vertex id_base, std::string id) {
   static_assert(is_copy(Kind), "devpass: copy actions take h2d_copy, d2h_copy or d2d_copy");
   tensor_spec spec = spec_of(ctx.g, value);
   spec.device = Kind == op_kind::d2h_copy ? cpu_device : side;
   spec.mem_id.reset();
   spec.offset.reset();
-  node copy{.id = ctx.ids.make(std::move(id)), .op = Kind, .device = side};
+  node copy{.id = ctx.ids.make_derived(id_base, std::move(id)), .op = Kind, .device = side};
   copy.outputs.push_back(std::move(spec));  // `.outputs = {spec}` would copy the spec again
   const vertex c = ctx.add(std::move(copy));
   connect(ctx.g, value, c, 0);
@@ -143,18 +144,20 @@ struct copy_into_use_t : action_base<copy_into_use_t<Kind, Share, X, At>> {
     const value_ref x = caps.get(X{});
     const devpass::use site = caps.site.value();
     const device side = Kind == op_kind::d2h_copy ? device_of(ctx.g, x) : device_of(ctx.g, caps.get(At{}));
-    std::string id;
-    if constexpr (Share) {
-      // The device goes in brackets: an id may not end in ":<digits>" (files read that as an output).
-      id = Kind == op_kind::d2h_copy ? detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>())
-                                     : detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>(), "[" + to_string(side) + "]");
-    } else {
-      id = detail::copy_id(ctx.g[site.consumer].id, detail::copy_suffix<Kind>(), "." + std::to_string(site.slot));
-    }
-    ctx.ids.expect(id);  // most sites make a copy: its id check overlaps the search below
     std::optional<vertex> copy;
     if constexpr (Share) copy = detail::find_copy<Kind>(ctx.g, x, side);
-    if (!copy) copy = detail::make_copy<Kind>(ctx, x, side, std::move(id));
+    if (!copy) {
+      if constexpr (Share) {
+        // The device goes in brackets: an id may not end in ":<digits>" (files read that as an output).
+        std::string id = Kind == op_kind::d2h_copy
+                             ? detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>())
+                             : detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>(), "[" + to_string(side) + "]");
+        copy = detail::make_copy<Kind>(ctx, x, side, x.producer, std::move(id));
+      } else {
+        std::string id = detail::copy_id(ctx.g[site.consumer].id, detail::copy_suffix<Kind>(), "." + std::to_string(site.slot));
+        copy = detail::make_copy<Kind>(ctx, x, side, site.consumer, std::move(id));
+      }
+    }
     set_operand(ctx.g, site.consumer, site.slot, value_ref{*copy, 0});
     ctx.touch(site.consumer);
     ctx.touch(x.producer);
@@ -184,7 +187,7 @@ struct copy_after_t : action_base<copy_after_t<Kind, X, Moves>> {
     const device source = device_of(ctx.g, x);
     const device side = Kind == op_kind::d2h_copy ? source : cpu_device;
     auto copy = detail::find_copy<Kind>(ctx.g, x, side);
-    if (!copy) copy = detail::make_copy<Kind>(ctx, x, side, detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>()));
+    if (!copy) copy = detail::make_copy<Kind>(ctx, x, side, x.producer, detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>()));
     const value_ref to{*copy, 0};
     std::vector<devpass::use> moved;
     for_each_use(ctx.g, x, [&](devpass::use u) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "devpass/graph/graph.hpp"
+#include "devpass/graph/id_allocator.hpp"
 
 namespace devpass::rules {
 

@@ -1,0 +1,105 @@
+// id_allocator: ids for the nodes passes create never collide — with ids already in the graph
+// (checked by suffix group), with ids issued by make(), with ids derived from the same base.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "devpass/graph/id_allocator.hpp"
+
+using namespace devpass;
+
+namespace {
+vertex add(graph& g, std::string id, op_kind op = op_kind::call) { return add_node(g, {.id = std::move(id), .op = op}); }
+}  // namespace
+
+TEST_CASE("id_allocator: generated ids never collide with existing '@' ids") {
+  graph g;
+  (void)add(g, "x", op_kind::input);
+  const vertex r = add(g, "r");
+  {
+    id_allocator ids(g);
+    CHECK(ids.make("x@d2h") == "x@d2h");
+  }
+  g[r].id = "x@d2h";
+  id_allocator ids(g);
+  // The caller adds each node before asking for the next id (as the copy actions do).
+  const std::string second = ids.make("x@d2h");
+  CHECK(second == "x@d2h#2");
+  (void)add(g, second, op_kind::d2h_copy);
+  CHECK(ids.make("x@d2h") == "x@d2h#3");
+  CHECK(ids.make("y@d2h") == "y@d2h");
+}
+
+TEST_CASE("id_allocator: existing ids are checked by suffix group, issued ids always") {
+  graph g;
+  // Existing '@' ids of two suffixes, as an earlier pass leaves them.
+  for (int k = 0; k < 3; ++k) (void)add(g, "k" + std::to_string(k) + "@h2d.0", op_kind::h2d_copy);
+  (void)add(g, "k0@d2h", op_kind::d2h_copy);
+  id_allocator ids(g);
+  // A suffix no existing id has: nothing to collide with but what this allocator issues.
+  const std::string fresh = ids.make("k0@d2d[cuda:1]");
+  CHECK(fresh == "k0@d2d[cuda:1]");
+  (void)add(g, fresh, op_kind::d2d_copy);
+  CHECK(ids.make("k0@d2d[cuda:1]") == "k0@d2d[cuda:1]#2");
+  // Suffixes that existing ids have: checked against them.
+  CHECK(ids.make("k2@h2d.0") == "k2@h2d.0#2");
+  CHECK(ids.make("k0@d2h") == "k0@d2h#2");
+  CHECK(ids.make("k9@h2d.0") == "k9@h2d.0");
+}
+
+TEST_CASE("id_allocator: past 64 suffixes every existing '@' id is checked") {
+  graph g;
+  for (int k = 0; k < 70; ++k) (void)add(g, "user@" + std::to_string(k) + "x");
+  id_allocator ids(g);
+  CHECK(ids.make("user@69x") == "user@69x#2");
+  CHECK(ids.make("user@0x") == "user@0x#2");
+  CHECK(ids.make("user@70x") == "user@70x");
+}
+
+TEST_CASE("id_allocator: derived ids collide only with ids of the same base, existing ids and make()'s") {
+  graph g;
+  const vertex a = add(g, "a");
+  const vertex b = add(g, "b");
+  const vertex old_copy = add(g, "b@d2h", op_kind::d2h_copy);  // from an earlier pass
+  (void)old_copy;
+  id_allocator ids(g);
+
+  const std::string first = ids.make_derived(a, "a@h2d[cuda:0]");
+  CHECK(first == "a@h2d[cuda:0]");
+  (void)add(g, first, op_kind::h2d_copy);
+  // The same candidate from the same base: a collision.
+  const std::string again = ids.make_derived(a, "a@h2d[cuda:0]");
+  CHECK(again == "a@h2d[cuda:0]#2");
+  (void)add(g, again, op_kind::h2d_copy);
+  CHECK(ids.make_derived(a, "a@h2d[cuda:1]") == "a@h2d[cuda:1]");
+  // An existing id with the candidate's suffix.
+  CHECK(ids.make_derived(b, "b@d2h") == "b@d2h#2");
+  // An output index between the base's id and the '@'.
+  const std::string second_output = ids.make_derived(a, "a:1@d2h");
+  CHECK(second_output == "a:1@d2h");
+  (void)add(g, second_output, op_kind::d2h_copy);
+  CHECK(ids.make_derived(a, "a:1@d2h") == "a:1@d2h#2");
+}
+
+TEST_CASE("id_allocator: make() sees derived ids, and derived ids see make()'s") {
+  graph g;
+  const vertex a = add(g, "a");
+  id_allocator ids(g);
+  const std::string derived = ids.make_derived(a, "a@d2h");
+  (void)add(g, derived, op_kind::d2h_copy);
+  CHECK(ids.make("a@d2h") == "a@d2h#2");  // make() learns the derived ids on its first call
+  const std::string made = ids.make("a@h2d.0");
+  (void)add(g, made, op_kind::h2d_copy);
+  CHECK(ids.make_derived(a, "a@h2d.0") == "a@h2d.0#2");
+}
+
+TEST_CASE("id_allocator: a candidate not of the derived shape is handled as by make()") {
+  graph g;
+  const vertex a = add(g, "a");
+  (void)add(g, "b@x@y");
+  id_allocator ids(g);
+  // Not starting with the base's id, or a second '@' after it: no base-only check is sound.
+  CHECK(ids.make_derived(a, "b@x@y") == "b@x@y#2");
+  CHECK(ids.make_derived(a, "a@x@y") == "a@x@y");
+  CHECK(ids.make_derived(a, "a:@d2h") == "a:@d2h");
+}
