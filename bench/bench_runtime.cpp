@@ -36,22 +36,22 @@ using devpass::bench::best_seconds;
 graph chain(std::uint32_t n, const std::string& kernel = "inc", std::uint32_t arity = 1) {
   const tensor_spec s{dtype::float32, {16}};
   graph g;
-  node in{"x", op_kind::input, cpu_device, "", {s}};
+  node in{.id = "x", .op = op_kind::input, .outputs = {s}};
   vertex prev = add_node(g, in);
-  node h2d{"x@h2d", op_kind::h2d_copy, cuda_device(0), "", {s}};
+  node h2d{.id = "x@h2d", .op = op_kind::h2d_copy, .device = cuda_device(0), .outputs = {s}};
   const vertex c = add_node(g, h2d);
   connect(g, {prev, 0}, c, 0);
   prev = c;
   for (std::uint32_t i = 0; i < n; ++i) {
-    node d{"d" + std::to_string(i), op_kind::delegate, cuda_device(0), kernel, {s}, "", arity};
+    node d{.id = "d" + std::to_string(i), .op = op_kind::delegate, .device = cuda_device(0), .arity = arity, .kernel = kernel, .outputs = {s}};
     const vertex v = add_node(g, d);
     for (std::uint32_t slot = 0; slot < arity; ++slot) connect(g, {prev, 0}, v, slot);
     prev = v;
   }
-  node d2h{"y@d2h", op_kind::d2h_copy, cuda_device(0), "", {s}};
+  node d2h{.id = "y@d2h", .op = op_kind::d2h_copy, .device = cuda_device(0), .outputs = {s}};
   const vertex back = add_node(g, d2h);
   connect(g, {prev, 0}, back, 0);
-  node out{"out", op_kind::output, cpu_device, "", {}};
+  node out{.id = "out", .op = op_kind::output};
   connect(g, {back, 0}, add_node(g, out), 0);
   return g;
 }

@@ -115,3 +115,30 @@ TEST_CASE("propagate properties: the same graph gives the same result, byte for 
     CHECK(canonical(a) == canonical(b));
   }
 }
+
+TEST_CASE("propagate properties: the devpass policy leaves no round trip, so skipping elision is exact") {
+  // propagate_device skips the elision phase under the devpass policy when the input has no
+  // copy. Sound only if the devpass insertion never makes an h2d(d2h(x)) pair or a dead d2h:
+  // run the elision table on every such result and require that it finds nothing.
+  std::size_t checked = 0;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    const graph original = testing::random_graph(seed);
+    REQUIRE(count_copies(original).copies() == 0);
+    for (const bool skip_h2d : {false, true})
+      for (const bool skip_d2h : {false, true}) {
+        CAPTURE(seed);
+        CAPTURE(skip_h2d);
+        CAPTURE(skip_d2h);
+        graph g = original;
+        const propagate_options options{.policy = copy_policy::devpass,
+                                        .skip_h2d_for_method_inputs = skip_h2d,
+                                        .skip_d2h_for_method_outputs = skip_d2h};
+        propagate_device(g, options);
+        rules::rewrite_context<propagate_options> ctx(g, options);
+        const auto counters = rules::apply_rules(propagation::elide_table, ctx);
+        CHECK(counters.rewrites == 0);
+        ++checked;
+      }
+  }
+  CHECK(checked == 240);
+}

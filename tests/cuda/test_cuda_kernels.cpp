@@ -41,8 +41,8 @@ std::vector<std::int64_t> in_range(std::size_t n, std::int64_t below, std::int64
 void run_both(const kernel_case& k) {
   kernel_registry kernels;
   register_builtin_kernels(kernels);
-  node n{"k_" + k.kernel, op_kind::delegate, cuda_device(0), k.kernel, k.outputs, k.attrs,
-         static_cast<std::uint32_t>(k.inputs.size())};
+  node n{.id = "k_" + k.kernel, .op = op_kind::delegate, .device = cuda_device(0),
+         .arity = static_cast<std::uint32_t>(k.inputs.size()), .kernel = k.kernel, .outputs = k.outputs, .attrs = k.attrs};
   std::vector<const tensor_spec*> in_specs;
   for (const tensor_spec& s : k.inputs) in_specs.push_back(&s);
   const kernel_entry* entry = kernels.find(n, in_specs);

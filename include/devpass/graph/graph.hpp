@@ -32,15 +32,17 @@
 
 namespace devpass {
 
+// What every sweep over the nodes reads (op, device, arity, erased) sits together after the id,
+// in one cache line: a pass over a million nodes then reads one line per node, not two.
 struct node {
   std::string id;
   op_kind op = op_kind::call;
   devpass::device device;  // where the node runs; a copy's device side; cpu when the file omits it
+  std::uint32_t arity = 0; // number of input slots
+  bool erased = false;     // tombstone, see erase_node / compact
   std::string kernel;      // for delegate and call
   std::vector<tensor_spec> outputs;
   std::string attrs;       // the `attrs` object as minified JSON text, empty when absent
-  std::uint32_t arity = 0; // number of input slots
-  bool erased = false;     // tombstone, see erase_node / compact
 };
 
 struct edge_info {
