@@ -5,6 +5,7 @@
 // what a tuned special-purpose program costs.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -43,6 +44,25 @@ inline flat_graph to_flat(const graph& g) {
     f.outputs.push_back(static_cast<std::uint32_t>(x.outputs.size()));
   }
   return f;
+}
+
+// A copy of `f` whose per-node arrays have room for `nodes` nodes (and its operand arrays for as
+// many more operands as nodes added), as a tuned program would reserve before it grows them.
+inline flat_graph with_room(const flat_graph& f, std::size_t nodes) {
+  flat_graph copy;
+  const std::size_t added = nodes > f.op.size() ? nodes - f.op.size() : 0;
+  const auto fill = [](auto& to, const auto& from, std::size_t capacity) {
+    to.reserve(std::max(capacity, from.size()));
+    to.assign(from.begin(), from.end());
+  };
+  fill(copy.op, f.op, nodes);
+  fill(copy.dev, f.dev, nodes);
+  fill(copy.first_input, f.first_input, nodes);
+  fill(copy.arity, f.arity, nodes);
+  fill(copy.outputs, f.outputs, nodes);
+  fill(copy.src_node, f.src_node, f.src_node.size() + added);
+  fill(copy.src_output, f.src_output, f.src_output.size() + added);
+  return copy;
 }
 
 struct flat_result {
@@ -110,6 +130,11 @@ inline flat_result flat_propagate(flat_graph f) {
   // Compact: renumber the live nodes and rewrite their operands.
   std::vector<std::uint32_t> renumber(total, 0);
   flat_graph out;
+  for (auto* column : {&out.arity, &out.outputs, &out.first_input}) column->reserve(total);
+  out.op.reserve(total);
+  out.dev.reserve(total);
+  out.src_node.reserve(f.src_node.size());
+  out.src_output.reserve(f.src_output.size());
   flat_result r;
   for (std::uint32_t v = 0; v < total; ++v) {
     if (dead[v]) continue;
