@@ -5,14 +5,24 @@
 // carries {output, slot}: input slot `slot` of v reads output `output` of u. Every slot in
 // [0, arity) of a node has exactly one in-edge in a valid graph.
 //
-// Descriptor rules (vecS vertices, vecS edge lists):
+// Storage (all vecS): the nodes in one vector, each node's out- and in-edges in two vectors, and
+// the edges themselves (source, target, {output, slot}) in one vector, g.m_edges, in the order
+// they were made. The per-node edge entries hold an index into it. A vector rather than Boost's
+// default std::list: no allocation per edge, and the edges of nodes made one after the other lie
+// one after the other, so a sweep over the nodes reads them as a stream (measured: reading the
+// edge properties through list nodes was a third of the propagation's matching time).
+//
+// Descriptor rules:
 //  - add_node keeps every vertex descriptor valid but may move node storage: do not hold a
 //    `node&` across it.
-//  - connect / set_operand / replace_uses change the edge lists of the two ends: edge iterators
-//    and edge descriptors of those vertices are invalidated; vertex descriptors stay valid.
-//  - erase_node only isolates the node and marks it erased (a tombstone): every descriptor stays
-//    valid. compact() then removes all tombstones in one O(V+E) sweep and invalidates every
-//    descriptor. Never call boost::remove_vertex on a graph: it is O(V+E) per call.
+//  - connect may move the edge vector: it invalidates every edge descriptor (they point at
+//    properties) but no vertex descriptor. set_operand / replace_uses change the edge lists of
+//    the ends: edge iterators of those vertices are invalidated.
+//  - erase_node only isolates the node and marks it erased (a tombstone); its edges stay in
+//    g.m_edges, dead (source and target dead_vertex), so num_edges and boost::edges count them
+//    until compact(). compact() removes all tombstones and dead edges in one O(V+E) sweep and
+//    invalidates every descriptor. Never call boost::remove_vertex, remove_edge or clear_vertex
+//    on a graph: they do not know about dead edges (and remove_vertex is O(V+E) per call).
 #pragma once
 
 #include <algorithm>
@@ -54,9 +64,12 @@ struct method_info {
   std::string name;
 };
 
-using graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, node, edge_info, method_info>;
+using graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, node, edge_info, method_info, boost::vecS>;
 using vertex = graph::vertex_descriptor;
 using edge = graph::edge_descriptor;
+
+// The source and target of an edge erase_node left in g.m_edges for compact() to drop.
+inline constexpr vertex dead_vertex = static_cast<vertex>(-1);
 
 // One value: output `output` of node `producer`.
 struct value_ref {
@@ -149,10 +162,9 @@ void for_each_use(const graph& g, value_ref value, F&& f) {
 }
 
 // Makes input slot `slot` of `consumer` read `value` instead of what it read before. The edge is
-// moved in place (its list node, property and place in the consumer's in-edge list are kept;
-// only the producers' out-edge lists change), which costs no allocation: remove_edge + add_edge
-// would free and allocate a list node for every rewired use. Like compact(), this touches
-// adjacency_list's public storage (m_vertices), stable in Boost.Graph.
+// moved in place (its entry in g.m_edges, its property and its place in the consumer's in-edge
+// list are kept; only the producers' out-edge lists change): no edge is made or dropped. Like
+// compact(), this touches adjacency_list's public storage (m_vertices), stable in Boost.Graph.
 inline void set_operand(graph& g, vertex consumer, std::uint32_t slot, value_ref value) {
   for (auto& in : g.m_vertices[consumer].m_in_edges) {
     const auto edge_node = in.get_iter();
@@ -162,7 +174,7 @@ inline void set_operand(graph& g, vertex consumer, std::uint32_t slot, value_ref
     if (old_producer != value.producer) {
       auto& old_out = g.m_vertices[old_producer].m_out_edges;
       old_out.erase(std::find_if(old_out.begin(), old_out.end(), [&](const auto& out) { return out.get_iter() == edge_node; }));
-      g.m_vertices[value.producer].m_out_edges.emplace_back(consumer, edge_node);
+      g.m_vertices[value.producer].m_out_edges.emplace_back(consumer, edge_node, &g.m_edges);
       in.get_target() = value.producer;
       edge_node->m_source = value.producer;
     }
@@ -185,9 +197,23 @@ inline std::size_t replace_uses(graph& g, value_ref from, value_ref to) {
   return replace_uses_if(g, from, to, [](use) { return false; });
 }
 
-// Isolates `v` and marks it erased. Cheap; compact() reclaims the storage later.
+// Isolates `v` and marks it erased: its edges leave the other ends' lists and stay in g.m_edges,
+// dead. Cheap; compact() reclaims the storage later.
 inline void erase_node(graph& g, vertex v) {
-  boost::clear_vertex(v, g);
+  auto& stored = g.m_vertices[v];
+  const auto unlink = [&](auto& list, const auto& edge_entry) {
+    list.erase(std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.get_iter() == edge_entry.get_iter(); }));
+  };
+  for (const auto& out : stored.m_out_edges) {
+    if (out.get_target() != v) unlink(g.m_vertices[out.get_target()].m_in_edges, out);
+    out.get_iter()->m_source = out.get_iter()->m_target = dead_vertex;
+  }
+  for (const auto& in : stored.m_in_edges) {
+    if (in.get_target() != v) unlink(g.m_vertices[in.get_target()].m_out_edges, in);
+    in.get_iter()->m_source = in.get_iter()->m_target = dead_vertex;
+  }
+  stored.m_out_edges.clear();
+  stored.m_in_edges.clear();
   g[v].erased = true;
   g[v].arity = 0;
 }
@@ -198,33 +224,52 @@ inline void erase_node(graph& g, vertex v) {
   return false;
 }
 
-// Removes every erased node in one sweep, keeping the order of the others and of each node's
-// in-edges. Invalidates every descriptor. O(V + E), in place: erased nodes have no edges, so the
-// sweep renumbers the vertex index stored in each edge (the graph's edge list and every
-// vertex's in/out lists) and slides the live vertices down. This reaches into
-// adjacency_list's storage (m_vertices, m_edges), which is public and stable in Boost.Graph;
-// rebuilding a second graph instead costs an allocation per node and per edge.
+// Removes every erased node and dead edge in one sweep, keeping the order of the others and of
+// each node's edge lists. Invalidates every descriptor. O(V + E), in place: the sweep renumbers
+// the vertex and edge indexes stored in the edges and in every node's lists, then slides the
+// live nodes and edges down. This reaches into adjacency_list's storage (m_vertices, m_edges),
+// which is public and stable in Boost.Graph; rebuilding a second graph instead costs an
+// allocation per node and per edge.
 inline void compact(graph& g) {
-  if (!has_erased_nodes(g)) return;
+  if (!has_erased_nodes(g)) return;  // dead edges come only from erased nodes
   const std::size_t n = boost::num_vertices(g);
-  std::vector<vertex> renumber(n, 0);
+  std::vector<vertex> renumber(n, dead_vertex);
   vertex next = 0;
   for (vertex v = 0; v < n; ++v)
     if (!g[v].erased) renumber[v] = next++;
-  for (auto& e : g.m_edges) {
-    e.m_source = renumber[e.m_source];
-    e.m_target = renumber[e.m_target];
-  }
+  const std::size_t edge_count = g.m_edges.size();
+  std::vector<std::size_t> edge_renumber(edge_count, 0);
+  std::size_t next_edge = 0;
+  for (std::size_t i = 0; i < edge_count; ++i)
+    if (g.m_edges[i].m_source != dead_vertex) edge_renumber[i] = next_edge++;
+  // The node lists first: an entry's old edge index is read through the edge vector, which must
+  // not have moved yet.
+  const auto edges_begin = g.m_edges.begin();
+  using stored_edge = std::remove_cvref_t<decltype(g.m_vertices.front().m_out_edges)>::value_type;
+  const auto renumbered = [&](const stored_edge& e) {
+    const auto old_index = static_cast<std::size_t>(e.get_iter() - edges_begin);
+    return stored_edge(renumber[e.get_target()], edges_begin + static_cast<std::ptrdiff_t>(edge_renumber[old_index]), &g.m_edges);
+  };
   next = 0;
   for (vertex v = 0; v < n; ++v) {
     auto& stored = g.m_vertices[v];
     if (stored.m_property.erased) continue;
-    for (auto& out : stored.m_out_edges) out.get_target() = renumber[out.get_target()];
-    for (auto& in : stored.m_in_edges) in.get_target() = renumber[in.get_target()];
+    for (auto& out : stored.m_out_edges) out = renumbered(out);
+    for (auto& in : stored.m_in_edges) in = renumbered(in);
     if (next != v) g.m_vertices[next] = std::move(stored);
     ++next;
   }
   g.m_vertices.erase(g.m_vertices.begin() + static_cast<std::ptrdiff_t>(next), g.m_vertices.end());
+  next_edge = 0;
+  for (std::size_t i = 0; i < edge_count; ++i) {
+    auto& e = g.m_edges[i];
+    if (e.m_source == dead_vertex) continue;
+    e.m_source = renumber[e.m_source];
+    e.m_target = renumber[e.m_target];
+    if (next_edge != i) g.m_edges[next_edge] = std::move(e);
+    ++next_edge;
+  }
+  g.m_edges.erase(g.m_edges.begin() + static_cast<std::ptrdiff_t>(next_edge), g.m_edges.end());
 }
 
 // Nodes by op, in vertex order.
@@ -268,7 +313,7 @@ inline void compact(graph& g) {
   // graphs built in order), the vertex order is the answer.
   bool forward = true;
   for (const auto e : boost::make_iterator_range(boost::edges(g)))
-    if (boost::source(e, g) >= boost::target(e, g)) {
+    if (boost::source(e, g) >= boost::target(e, g) && boost::source(e, g) != dead_vertex) {
       forward = false;
       break;
     }
