@@ -1,6 +1,8 @@
 // scripts/bench propagate — device propagation on synthetic graphs of 10k, 100k and 1M nodes:
-// pass time without file I/O for both policies, peak RSS, and the ratio to a hand-written
-// flat-array program doing the executorch job (flat_propagation.hpp), measured in the same run.
+// pass time without file I/O for both policies, peak RSS, and ratios to hand-written flat-array
+// programs measured in the same run (flat_propagation.hpp): flat_baseline does the executorch
+// job (a copy per slot, then elision), flat_shared_baseline the devpass policy's job (one copy
+// per value and device); the bench fails unless each agrees with its policy on the copy counts.
 // Each timed run happens in its own child process forked from the one that built the graphs
 // (bench_report.hpp, in_fresh_process): every run starts from the same heap. A run's peak RSS
 // includes what its child inherited (peak_rss_base: the source graph and its flat form).
@@ -54,15 +56,18 @@ run_result time_policy(const devpass::graph& source, devpass::copy_policy policy
 
 // Like time_policy: the copy the baseline works on is made outside the timed region, with the
 // same room for added nodes as the graph's (node_capacity_for).
-run_result time_flat(const devpass::bench::flat_graph& flat) {
+// `shared`: the devpass policy's job (flat_propagate_shared), else the executorch job.
+run_result time_flat(const devpass::bench::flat_graph& flat, bool shared) {
   return devpass::bench::in_fresh_process([&] {
     devpass::bench::flat_graph copy = devpass::bench::with_room(flat, devpass::node_capacity_for(flat.op.size()));
     devpass::bench::flat_result counts;
     run_result r;
-    r.seconds = devpass::bench::seconds([&] { counts = devpass::bench::flat_propagate(std::move(copy)); });
+    r.seconds = devpass::bench::seconds([&] {
+      counts = shared ? devpass::bench::flat_propagate_shared(std::move(copy)) : devpass::bench::flat_propagate(std::move(copy));
+    });
     r.h2d = counts.h2d;
     r.d2h = counts.d2h;
-    r.copies = counts.h2d + counts.d2h;
+    r.copies = counts.h2d + counts.d2h + counts.d2d;
     r.peak_rss_kib = peak_rss_kib();
     return r;
   });
@@ -81,15 +86,16 @@ int main(int argc, char** argv) {
 
     // Interleaved, so that a slow spell of the machine hits all three alike. Each keeps its
     // fastest run (on a shared machine the minimum is the least disturbed) and largest peak RSS.
-    run_result flat_run, et_run, dp_run, dp_exact_run;
-    flat_run.seconds = et_run.seconds = dp_run.seconds = dp_exact_run.seconds = 1e300;
+    run_result flat_run, flat_shared_run, et_run, dp_run, dp_exact_run;
+    flat_run.seconds = flat_shared_run.seconds = et_run.seconds = dp_run.seconds = dp_exact_run.seconds = 1e300;
     const auto keep_best = [](run_result& best, const run_result& r) {
       const long rss = std::max(best.peak_rss_kib, r.peak_rss_kib);
       if (r.seconds < best.seconds) best = r;
       best.peak_rss_kib = rss;
     };
     for (int i = 0; i < repeats; ++i) {
-      keep_best(flat_run, time_flat(flat));
+      keep_best(flat_run, time_flat(flat, false));
+      keep_best(flat_shared_run, time_flat(flat, true));
       keep_best(et_run, time_policy(source, devpass::copy_policy::executorch));
       keep_best(dp_run, time_policy(source, devpass::copy_policy::devpass));
       keep_best(dp_exact_run, time_policy(source, devpass::copy_policy::devpass, storage::exact_fit));
@@ -98,13 +104,19 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench propagate: executorch policy and flat baseline disagree on %zu nodes\n", nodes);
       return 1;
     }
+    if (dp_run.h2d != flat_shared_run.h2d || dp_run.d2h != flat_shared_run.d2h || dp_run.copies != flat_shared_run.copies) {
+      std::fprintf(stderr, "bench propagate: devpass policy and flat shared baseline disagree on %zu nodes\n", nodes);
+      return 1;
+    }
     emit("flat_baseline_" + n + "_seconds", flat_run.seconds, "s");
+    emit("flat_shared_baseline_" + n + "_seconds", flat_shared_run.seconds, "s");
     emit("executorch_policy_" + n + "_seconds", et_run.seconds, "s");
     emit("devpass_policy_" + n + "_seconds", dp_run.seconds, "s");
     emit("devpass_policy_exact_fit_" + n + "_seconds", dp_exact_run.seconds, "s");
     emit("executorch_policy_vs_flat_" + n, et_run.seconds / flat_run.seconds, "ratio");
     emit("devpass_policy_vs_flat_" + n, dp_run.seconds / flat_run.seconds, "ratio");
     emit("devpass_policy_exact_fit_vs_flat_" + n, dp_exact_run.seconds / flat_run.seconds, "ratio");
+    emit("devpass_policy_vs_flat_shared_" + n, dp_run.seconds / flat_shared_run.seconds, "ratio");
     emit("copies_executorch_" + n, static_cast<double>(et_run.copies), "count");
     emit("copies_devpass_" + n, static_cast<double>(dp_run.copies), "count");
     emit("peak_rss_base_" + n, static_cast<double>(base_rss), "KiB");

@@ -14,7 +14,7 @@
 namespace devpass::bench {
 
 struct flat_graph {
-  enum kind : std::uint8_t { input, constant, delegate, call, h2d, d2h, output };
+  enum kind : std::uint8_t { input, constant, delegate, call, h2d, d2h, output, d2d };
   std::vector<std::uint8_t> op;
   std::vector<std::int32_t> dev;          // -1 host, else cuda index
   std::vector<std::uint32_t> first_input;  // operands of node i: [first_input[i], first_input[i] + arity[i])
@@ -66,7 +66,7 @@ inline flat_graph with_room(const flat_graph& f, std::size_t nodes) {
 }
 
 struct flat_result {
-  std::size_t h2d = 0, d2h = 0, nodes = 0;
+  std::size_t h2d = 0, d2h = 0, d2d = 0, nodes = 0;
 };
 
 // Insert, elide, compact. Returns the copy counts of the final graph.
@@ -155,6 +155,67 @@ inline flat_result flat_propagate(flat_graph f) {
     }
   }
   r.nodes = out.op.size();
+  return r;
+}
+
+// The devpass policy's job, flat: one h2d per (host value, device), one d2d per (device value,
+// other device), one d2h per device value that a host reader (call, host delegate, the output
+// node) reads; same-device reads stay direct. No round trip is made, so nothing to elide or
+// compact. Returns the copy counts; the bench checks them against the devpass policy's.
+inline flat_result flat_propagate_shared(flat_graph f) {
+  const auto original = static_cast<std::uint32_t>(f.op.size());
+  std::int32_t devices = 1;
+  for (const std::int32_t d : f.dev) devices = std::max(devices, d + 1);
+  std::vector<std::uint32_t> first_value(original + 1, 0);
+  for (std::uint32_t v = 0; v < original; ++v) first_value[v + 1] = first_value[v] + f.outputs[v];
+  // The copies of each original value: to_device[value * devices + d] (h2d or d2d), to_host[value].
+  std::vector<std::uint32_t> to_device(static_cast<std::size_t>(first_value[original]) * devices, 0);
+  std::vector<std::uint32_t> to_host(first_value[original], 0);
+  flat_result r;
+  const auto add_copy = [&](std::uint8_t kind, std::int32_t dev, std::uint32_t node, std::uint32_t output) {
+    const auto id = static_cast<std::uint32_t>(f.op.size());
+    f.op.push_back(kind);
+    f.dev.push_back(dev);
+    f.first_input.push_back(static_cast<std::uint32_t>(f.src_node.size()));
+    f.arity.push_back(1);
+    f.src_node.push_back(node);
+    f.src_output.push_back(output);
+    f.outputs.push_back(1);
+    return id;
+  };
+  // Where a value of an original node lives: a device delegate's device, else the host (-1).
+  const auto location = [&](std::uint32_t p) { return f.op[p] == flat_graph::delegate ? f.dev[p] : -1; };
+  for (std::uint32_t v = 0; v < original; ++v) {
+    const std::uint8_t op = f.op[v];
+    const bool device_reader = op == flat_graph::delegate && f.dev[v] >= 0;
+    const bool host_reader = op == flat_graph::call || op == flat_graph::output || (op == flat_graph::delegate && f.dev[v] < 0);
+    if (!device_reader && !host_reader) continue;
+    for (std::uint32_t i = f.first_input[v], e = i + f.arity[v]; i < e; ++i) {
+      const std::uint32_t p = f.src_node[i], k = f.src_output[i];
+      const std::int32_t from = location(p);
+      const std::size_t value = first_value[p] + k;
+      std::uint32_t* copy = nullptr;
+      std::uint8_t kind = 0;
+      std::int32_t side = 0;
+      if (device_reader && from != f.dev[v]) {
+        copy = &to_device[value * devices + f.dev[v]];
+        kind = from < 0 ? flat_graph::h2d : flat_graph::d2d;
+        side = f.dev[v];
+      } else if (host_reader && from >= 0) {
+        copy = &to_host[value];
+        kind = flat_graph::d2h;
+        side = from;
+      }
+      if (!copy) continue;
+      if (*copy == 0) {
+        *copy = add_copy(kind, side, p, k);
+        ++(kind == flat_graph::h2d ? r.h2d : kind == flat_graph::d2h ? r.d2h : r.d2d);
+      }
+      f.src_node[i] = *copy;
+      f.src_output[i] = 0;
+    }
+  }
+  r.nodes = f.op.size();
   return r;
 }
 
