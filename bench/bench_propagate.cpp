@@ -2,7 +2,8 @@
 // pass time without file I/O for both policies, peak RSS, and ratios to hand-written flat-array
 // programs measured in the same run (flat_propagation.hpp): flat_baseline does the executorch
 // job (a copy per slot, then elision), flat_shared_baseline the devpass policy's job (one copy
-// per value and device); the bench fails unless each agrees with its policy on the copy counts.
+// per value and device); graph_api_shared is that job written by hand on the devpass graph (no
+// rules, no census). The bench fails unless each agrees with its policy on the copy counts.
 // Each timed run happens in its own child process forked from the one that built the graphs
 // (bench_report.hpp, in_fresh_process): every run starts from the same heap. A run's peak RSS
 // includes what its child inherited (peak_rss_base: the source graph and its flat form).
@@ -17,6 +18,7 @@
 #include "devpass/passes/propagate_device.hpp"
 #include "bench_report.hpp"
 #include "flat_propagation.hpp"
+#include "graph_api_propagation.hpp"
 #include "synthetic_graph.hpp"
 
 namespace {
@@ -56,6 +58,24 @@ run_result time_policy(const devpass::graph& source, devpass::copy_policy policy
 
 // Like time_policy: the copy the baseline works on is made outside the timed region, with the
 // same room for added nodes as the graph's (node_capacity_for).
+// The devpass policy's job written by hand on the same graph (graph_api_propagation.hpp), on a
+// copy made like time_policy's.
+run_result time_graph_api(const devpass::graph& source) {
+  return devpass::bench::in_fresh_process([&] {
+    devpass::graph g;
+    g.m_vertices.reserve(devpass::node_capacity_for(boost::num_vertices(source)));
+    g = source;
+    devpass::bench::graph_api_result counts;
+    run_result r;
+    r.seconds = devpass::bench::seconds([&] { counts = devpass::bench::graph_api_propagate_shared(g); });
+    r.h2d = counts.h2d;
+    r.d2h = counts.d2h;
+    r.copies = counts.h2d + counts.d2h + counts.d2d;
+    r.peak_rss_kib = peak_rss_kib();
+    return r;
+  });
+}
+
 // `shared`: the devpass policy's job (flat_propagate_shared), else the executorch job.
 run_result time_flat(const devpass::bench::flat_graph& flat, bool shared) {
   return devpass::bench::in_fresh_process([&] {
@@ -86,8 +106,9 @@ int main(int argc, char** argv) {
 
     // Interleaved, so that a slow spell of the machine hits all three alike. Each keeps its
     // fastest run (on a shared machine the minimum is the least disturbed) and largest peak RSS.
-    run_result flat_run, flat_shared_run, et_run, dp_run, dp_exact_run;
-    flat_run.seconds = flat_shared_run.seconds = et_run.seconds = dp_run.seconds = dp_exact_run.seconds = 1e300;
+    run_result flat_run, flat_shared_run, graph_api_run, et_run, dp_run, dp_exact_run;
+    flat_run.seconds = flat_shared_run.seconds = graph_api_run.seconds = 1e300;
+    et_run.seconds = dp_run.seconds = dp_exact_run.seconds = 1e300;
     const auto keep_best = [](run_result& best, const run_result& r) {
       const long rss = std::max(best.peak_rss_kib, r.peak_rss_kib);
       if (r.seconds < best.seconds) best = r;
@@ -96,6 +117,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < repeats; ++i) {
       keep_best(flat_run, time_flat(flat, false));
       keep_best(flat_shared_run, time_flat(flat, true));
+      keep_best(graph_api_run, time_graph_api(source));
       keep_best(et_run, time_policy(source, devpass::copy_policy::executorch));
       keep_best(dp_run, time_policy(source, devpass::copy_policy::devpass));
       keep_best(dp_exact_run, time_policy(source, devpass::copy_policy::devpass, storage::exact_fit));
@@ -104,12 +126,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench propagate: executorch policy and flat baseline disagree on %zu nodes\n", nodes);
       return 1;
     }
-    if (dp_run.h2d != flat_shared_run.h2d || dp_run.d2h != flat_shared_run.d2h || dp_run.copies != flat_shared_run.copies) {
-      std::fprintf(stderr, "bench propagate: devpass policy and flat shared baseline disagree on %zu nodes\n", nodes);
+    if (dp_run.h2d != flat_shared_run.h2d || dp_run.d2h != flat_shared_run.d2h || dp_run.copies != flat_shared_run.copies ||
+        dp_run.h2d != graph_api_run.h2d || dp_run.d2h != graph_api_run.d2h || dp_run.copies != graph_api_run.copies) {
+      std::fprintf(stderr, "bench propagate: devpass policy and its baselines (flat shared, graph API) disagree on %zu nodes\n", nodes);
       return 1;
     }
     emit("flat_baseline_" + n + "_seconds", flat_run.seconds, "s");
     emit("flat_shared_baseline_" + n + "_seconds", flat_shared_run.seconds, "s");
+    emit("graph_api_shared_" + n + "_seconds", graph_api_run.seconds, "s");
     emit("executorch_policy_" + n + "_seconds", et_run.seconds, "s");
     emit("devpass_policy_" + n + "_seconds", dp_run.seconds, "s");
     emit("devpass_policy_exact_fit_" + n + "_seconds", dp_exact_run.seconds, "s");
@@ -117,6 +141,8 @@ int main(int argc, char** argv) {
     emit("devpass_policy_vs_flat_" + n, dp_run.seconds / flat_run.seconds, "ratio");
     emit("devpass_policy_exact_fit_vs_flat_" + n, dp_exact_run.seconds / flat_run.seconds, "ratio");
     emit("devpass_policy_vs_flat_shared_" + n, dp_run.seconds / flat_shared_run.seconds, "ratio");
+    emit("devpass_policy_vs_graph_api_" + n, dp_run.seconds / graph_api_run.seconds, "ratio");
+    emit("graph_api_vs_flat_shared_" + n, graph_api_run.seconds / flat_shared_run.seconds, "ratio");
     emit("copies_executorch_" + n, static_cast<double>(et_run.copies), "count");
     emit("copies_devpass_" + n, static_cast<double>(dp_run.copies), "count");
     emit("peak_rss_base_" + n, static_cast<double>(base_rss), "KiB");
