@@ -69,19 +69,24 @@ struct flat_result {
   std::size_t h2d = 0, d2h = 0, d2d = 0, nodes = 0;
 };
 
+// Appends a copy node of kind `kind` on `dev` reading output `output` of `node`; returns its index.
+inline std::uint32_t append_copy(flat_graph& f, std::uint8_t kind, std::int32_t dev, std::uint32_t node, std::uint32_t output) {
+  const auto id = static_cast<std::uint32_t>(f.op.size());
+  f.op.push_back(kind);
+  f.dev.push_back(dev);
+  f.first_input.push_back(static_cast<std::uint32_t>(f.src_node.size()));
+  f.arity.push_back(1);
+  f.src_node.push_back(node);
+  f.src_output.push_back(output);
+  f.outputs.push_back(1);
+  return id;
+}
+
 // Insert, elide, compact. Returns the copy counts of the final graph.
 inline flat_result flat_propagate(flat_graph f) {
   const std::uint32_t original = static_cast<std::uint32_t>(f.op.size());
   const auto add_copy = [&](std::uint8_t kind, std::int32_t dev, std::uint32_t node, std::uint32_t output) {
-    const auto id = static_cast<std::uint32_t>(f.op.size());
-    f.op.push_back(kind);
-    f.dev.push_back(dev);
-    f.first_input.push_back(static_cast<std::uint32_t>(f.src_node.size()));
-    f.arity.push_back(1);
-    f.src_node.push_back(node);
-    f.src_output.push_back(output);
-    f.outputs.push_back(1);
-    return id;
+    return append_copy(f, kind, dev, node, output);
   };
   // Phase 1: an h2d per (device delegate, slot).
   for (std::uint32_t v = 0; v < original; ++v) {
@@ -173,15 +178,7 @@ inline flat_result flat_propagate_shared(flat_graph f) {
   std::vector<std::uint32_t> to_host(first_value[original], 0);
   flat_result r;
   const auto add_copy = [&](std::uint8_t kind, std::int32_t dev, std::uint32_t node, std::uint32_t output) {
-    const auto id = static_cast<std::uint32_t>(f.op.size());
-    f.op.push_back(kind);
-    f.dev.push_back(dev);
-    f.first_input.push_back(static_cast<std::uint32_t>(f.src_node.size()));
-    f.arity.push_back(1);
-    f.src_node.push_back(node);
-    f.src_output.push_back(output);
-    f.outputs.push_back(1);
-    return id;
+    return append_copy(f, kind, dev, node, output);
   };
   // Where a value of an original node lives: a device delegate's device, else the host (-1).
   const auto location = [&](std::uint32_t p) { return f.op[p] == flat_graph::delegate ? f.dev[p] : -1; };
