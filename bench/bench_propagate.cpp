@@ -3,7 +3,7 @@
 // programs measured in the same run (flat_propagation.hpp): flat_baseline does the executorch
 // job (a copy per slot, then elision), flat_shared_baseline the devpass policy's job (one copy
 // per value and device); graph_api_shared is that job written by hand on the devpass graph (no
-// rules, no census). The bench fails unless each agrees with its policy on the copy counts.
+// rules, no census), lean_graph_shared on an adjacency_list with the smallest node property. The bench fails unless each agrees with its policy on the copy counts.
 // Each timed run happens in its own child process forked from the one that built the graphs
 // (bench_report.hpp, in_fresh_process): every run starts from the same heap. A run's peak RSS
 // includes what its child inherited (peak_rss_base: the source graph and its flat form).
@@ -19,6 +19,7 @@
 #include "bench_report.hpp"
 #include "flat_propagation.hpp"
 #include "graph_api_propagation.hpp"
+#include "lean_graph_propagation.hpp"
 #include "synthetic_graph.hpp"
 
 namespace {
@@ -76,6 +77,20 @@ run_result time_graph_api(const devpass::graph& source) {
   });
 }
 
+// The devpass policy's job on an adjacency_list with the smallest node property
+// (lean_graph_propagation.hpp); the lean copy, with the same room, is made outside the timing.
+run_result time_lean(const devpass::graph& source) {
+  return devpass::bench::in_fresh_process([&] {
+    devpass::bench::lean_graph g = devpass::bench::to_lean(source, devpass::node_capacity_for(boost::num_vertices(source)));
+    std::size_t copies = 0;
+    run_result r;
+    r.seconds = devpass::bench::seconds([&] { copies = devpass::bench::lean_propagate_shared(g); });
+    r.copies = copies;
+    r.peak_rss_kib = peak_rss_kib();
+    return r;
+  });
+}
+
 // `shared`: the devpass policy's job (flat_propagate_shared), else the executorch job.
 run_result time_flat(const devpass::bench::flat_graph& flat, bool shared) {
   return devpass::bench::in_fresh_process([&] {
@@ -106,8 +121,8 @@ int main(int argc, char** argv) {
 
     // Interleaved, so that a slow spell of the machine hits all three alike. Each keeps its
     // fastest run (on a shared machine the minimum is the least disturbed) and largest peak RSS.
-    run_result flat_run, flat_shared_run, graph_api_run, et_run, dp_run, dp_exact_run;
-    flat_run.seconds = flat_shared_run.seconds = graph_api_run.seconds = 1e300;
+    run_result flat_run, flat_shared_run, lean_run, graph_api_run, et_run, dp_run, dp_exact_run;
+    flat_run.seconds = flat_shared_run.seconds = lean_run.seconds = graph_api_run.seconds = 1e300;
     et_run.seconds = dp_run.seconds = dp_exact_run.seconds = 1e300;
     const auto keep_best = [](run_result& best, const run_result& r) {
       const long rss = std::max(best.peak_rss_kib, r.peak_rss_kib);
@@ -117,6 +132,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < repeats; ++i) {
       keep_best(flat_run, time_flat(flat, false));
       keep_best(flat_shared_run, time_flat(flat, true));
+      keep_best(lean_run, time_lean(source));
       keep_best(graph_api_run, time_graph_api(source));
       keep_best(et_run, time_policy(source, devpass::copy_policy::executorch));
       keep_best(dp_run, time_policy(source, devpass::copy_policy::devpass));
@@ -127,12 +143,14 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (dp_run.h2d != flat_shared_run.h2d || dp_run.d2h != flat_shared_run.d2h || dp_run.copies != flat_shared_run.copies ||
-        dp_run.h2d != graph_api_run.h2d || dp_run.d2h != graph_api_run.d2h || dp_run.copies != graph_api_run.copies) {
-      std::fprintf(stderr, "bench propagate: devpass policy and its baselines (flat shared, graph API) disagree on %zu nodes\n", nodes);
+        dp_run.h2d != graph_api_run.h2d || dp_run.d2h != graph_api_run.d2h || dp_run.copies != graph_api_run.copies ||
+        dp_run.copies != lean_run.copies) {
+      std::fprintf(stderr, "bench propagate: devpass policy and its baselines (flat shared, lean graph, graph API) disagree on %zu nodes\n", nodes);
       return 1;
     }
     emit("flat_baseline_" + n + "_seconds", flat_run.seconds, "s");
     emit("flat_shared_baseline_" + n + "_seconds", flat_shared_run.seconds, "s");
+    emit("lean_graph_shared_" + n + "_seconds", lean_run.seconds, "s");
     emit("graph_api_shared_" + n + "_seconds", graph_api_run.seconds, "s");
     emit("executorch_policy_" + n + "_seconds", et_run.seconds, "s");
     emit("devpass_policy_" + n + "_seconds", dp_run.seconds, "s");
@@ -143,6 +161,7 @@ int main(int argc, char** argv) {
     emit("devpass_policy_vs_flat_shared_" + n, dp_run.seconds / flat_shared_run.seconds, "ratio");
     emit("devpass_policy_vs_graph_api_" + n, dp_run.seconds / graph_api_run.seconds, "ratio");
     emit("graph_api_vs_flat_shared_" + n, graph_api_run.seconds / flat_shared_run.seconds, "ratio");
+    emit("lean_graph_vs_flat_shared_" + n, lean_run.seconds / flat_shared_run.seconds, "ratio");
     emit("copies_executorch_" + n, static_cast<double>(et_run.copies), "count");
     emit("copies_devpass_" + n, static_cast<double>(dp_run.copies), "count");
     emit("peak_rss_base_" + n, static_cast<double>(base_rss), "KiB");

@@ -165,22 +165,31 @@ void for_each_use(const graph& g, value_ref value, F&& f) {
 // moved in place (its entry in g.m_edges, its property and its place in the consumer's in-edge
 // list are kept; only the producers' out-edge lists change): no edge is made or dropped. Like
 // compact(), this touches adjacency_list's public storage (m_vertices), stable in Boost.Graph.
-inline void set_operand(graph& g, vertex consumer, std::uint32_t slot, value_ref value) {
+namespace detail {
+// set_operand's move, for any bidirectional adjacency_list with a vecS edge list and
+// devpass::edge_info edges. False when the slot has no in-edge.
+template <class Graph>
+bool move_in_edge(Graph& g, vertex consumer, std::uint32_t slot, value_ref value) {
   for (auto& in : g.m_vertices[consumer].m_in_edges) {
-    const auto edge_node = in.get_iter();
-    if (edge_node->get_property().slot != slot) continue;
-    edge_node->get_property().output = value.output;
+    const auto edge_entry = in.get_iter();
+    if (edge_entry->get_property().slot != slot) continue;
+    edge_entry->get_property().output = value.output;
     const vertex old_producer = in.get_target();
     if (old_producer != value.producer) {
       auto& old_out = g.m_vertices[old_producer].m_out_edges;
-      old_out.erase(std::find_if(old_out.begin(), old_out.end(), [&](const auto& out) { return out.get_iter() == edge_node; }));
-      g.m_vertices[value.producer].m_out_edges.emplace_back(consumer, edge_node, &g.m_edges);
+      old_out.erase(std::find_if(old_out.begin(), old_out.end(), [&](const auto& out) { return out.get_iter() == edge_entry; }));
+      g.m_vertices[value.producer].m_out_edges.emplace_back(consumer, edge_entry, &g.m_edges);
       in.get_target() = value.producer;
-      edge_node->m_source = value.producer;
+      edge_entry->m_source = value.producer;
     }
-    return;
+    return true;
   }
-  connect(g, value, consumer, slot);
+  return false;
+}
+}  // namespace detail
+
+inline void set_operand(graph& g, vertex consumer, std::uint32_t slot, value_ref value) {
+  if (!detail::move_in_edge(g, consumer, slot, value)) connect(g, value, consumer, slot);
 }
 
 // Every use of `from` for which keep(use) is false now reads `to`. Returns how many moved.
