@@ -228,6 +228,8 @@ class json_graph_reader {
     pending_.reserve(count + count / 2);
     vertex v = 0;
     for (const element item : list) read_node(g, ids, v++, item);
+    // One edge per input, and room for the copies passes add (each reads one edge), as for nodes.
+    g.m_edges.reserve(pending_.size() + (node_capacity_for(count) - count));
     for (const pending_input& p : pending_) resolve(g, ids, p);
     return g;
   }
