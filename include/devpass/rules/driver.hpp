@@ -5,10 +5,11 @@
 // each input slot, in order); the first rule whose pattern and guard match is applied, and the
 // node is tried again at once until no rule applies. The other nodes the actions touched are
 // then settled the same way, first touched first, before the sweep moves on (while they are in
-// cache) — except nodes the sweep has not reached yet, which wait for it. An on_use rule tests the guard
-// conjuncts that read only consumer captures once per node, before it reads the operands
-// (guard_split.hpp); the operands are read once per visit for all on_use rules. Captures are
-// written to a scratch set and the rule only sees them once its whole pattern matched.
+// cache) — except nodes the sweep has not reached yet, which wait for it. An on_use rule tests
+// the guard conjuncts that read only consumer captures once per node, before it reads the
+// operands (guard_split.hpp); the operands are read once per visit for all on_use rules.
+// Captures are written to a scratch set and the rule only sees them once its whole pattern
+// matched.
 // Termination: a shrinking rule removes a node each time; every other rule may be applied at most
 // `bound` times in all (default: 4 * (nodes + edges) + 64 of the input graph). Reaching the bound
 // throws rewrite_error naming the rule: never a silent stop. Erased nodes are compacted at the end
