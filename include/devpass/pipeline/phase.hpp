@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string_view>
 
+#include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/graph.hpp"
 #include "devpass/rules/context.hpp"
 
@@ -16,6 +17,7 @@ struct phase_result {
   rules::rewrite_counters counters;
   std::size_t copies_inserted = 0;
   std::size_t copies_elided = 0;
+  copy_census copies_made;  // the copy nodes the phase made (some may be gone by its end)
 };
 
 struct no_instrumentation {

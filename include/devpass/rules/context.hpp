@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/graph.hpp"
 #include "devpass/graph/id_allocator.hpp"
 
@@ -33,8 +34,10 @@ struct rewrite_context {
   id_allocator ids;
   rewrite_counters counters;
   std::vector<vertex> revisit;  // filled by actions, drained by the driver
+  copy_census copies_made;      // the copies add() made
 
   vertex add(node n) {
+    copies_made.add(n);  // counted now, while the node is in cache
     const vertex v = add_node(g, std::move(n));
     ++counters.nodes_added;
     revisit.push_back(v);

@@ -46,7 +46,7 @@ class hasher {
       add(w);
     }
     std::uint64_t tail = 0;
-    std::memcpy(&tail, p, bytes.size() % 8);
+    if (const std::size_t rest = bytes.size() % 8; rest != 0) std::memcpy(&tail, p, rest);  // p may be null when empty
     return add(tail).add(bytes.size());
   }
   constexpr hasher& add(std::string_view text) noexcept {
