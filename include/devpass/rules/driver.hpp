@@ -22,6 +22,8 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "devpass/rules/context.hpp"
@@ -130,40 +132,43 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
   std::vector<char> queued(swept, 1);
   bool tombstones = false;  // erased nodes seen or made: compact() has work
 
+  // Every rule's guard, split once for the whole run (guard_split.hpp).
+  const auto guards = std::apply(
+      [](const auto&... rule) {
+        return std::make_tuple(
+            detail::split<typename detail::sites<typename std::decay_t<decltype(rule)>::root_type>::early_caps>(rule.guard)...);
+      },
+      table.rules);
+
   detail::operand_cache operands;
-  // Tries the table at v once; true when a rule was applied.
+  // Tries rule I at every site of v; true when it was applied.
+  const auto try_rule = [&]<std::size_t I>(vertex v, std::integral_constant<std::size_t, I>) {
+    const auto& r = std::get<I>(table.rules);
+    const auto& guard = std::get<I>(guards);
+    using rule_t = std::decay_t<decltype(r)>;
+    using caps_t = pattern::capture_set<typename rule_t::binds>;
+    const bool fired = detail::sites<typename rule_t::root_type>::template each<caps_t>(
+        g, v, ctx.counters.matches_tried, operands, [&](const caps_t& caps) { return guard.early.test(ctx, caps); },
+        [&](const caps_t& caps) {
+          if (!guard.later.test(ctx, caps)) return false;
+          r.action.apply(ctx, caps);
+          operands.clear();
+          return true;
+        });
+    if (fired) {
+      ++ctx.counters.rewrites;
+      if (!rule_t::shrinks && ++applied[I] > bound)
+        throw rewrite_error("rule `" + r.describe() + "` was applied " + std::to_string(applied[I]) +
+                            " times without reaching a fixed point (bound " + std::to_string(bound) + ")");
+    }
+    return fired;
+  };
+  // Tries the table at v once, rules in order; true when a rule was applied.
   const auto visit = [&](vertex v) {
     operands.clear();
-    bool done = false;
-    std::size_t index = 0;
-    std::apply(
-        [&](const auto&... rule) {
-          (void)((done = [&](const auto& r, std::size_t i) {
-                    using rule_t = std::decay_t<decltype(r)>;
-                    using caps_t = pattern::capture_set<typename rule_t::binds>;
-                    using sites_t = detail::sites<typename rule_t::root_type>;
-                    const auto guard = detail::split<typename sites_t::early_caps>(r.guard);
-                    const bool fired = sites_t::template each<caps_t>(
-                        g, v, ctx.counters.matches_tried, operands,
-                        [&](const caps_t& caps) { return guard.early.test(ctx, caps); },
-                        [&](const caps_t& caps) {
-                          if (!guard.later.test(ctx, caps)) return false;
-                          r.action.apply(ctx, caps);
-                          operands.clear();
-                          return true;
-                        });
-                    if (fired) {
-                      ++ctx.counters.rewrites;
-                      if (!rule_t::shrinks && ++applied[i] > bound)
-                        throw rewrite_error("rule `" + r.describe() + "` was applied " + std::to_string(applied[i]) +
-                                            " times without reaching a fixed point (bound " + std::to_string(bound) + ")");
-                    }
-                    return fired;
-                  }(rule, index++)) ||
-                 ...);
-        },
-        table.rules);
-    return done;
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return (try_rule(v, std::integral_constant<std::size_t, I>{}) || ...);
+    }(std::index_sequence_for<Rules...>{});
   };
 
   // Tries v until no rule applies; the nodes its rewrites touched that the sweep has already
