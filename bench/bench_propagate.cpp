@@ -30,9 +30,30 @@ using devpass::bench::peak_rss_kib;
 // What one measured run reports from its child process.
 struct run_result {
   double seconds = 0;
-  std::size_t h2d = 0, d2h = 0, copies = 0;
-  long peak_rss_kib = 0;  // of the child: the source graph, its copy, and the run
+  std::size_t h2d = 0, d2h = 0, d2d = 0;  // the copies the run left
+  long peak_rss_kib = 0;                  // of the child: the source graph, its copy, and the run
+  [[nodiscard]] std::size_t copies() const { return h2d + d2h + d2d; }
+  [[nodiscard]] bool same_copies(const run_result& o) const { return h2d == o.h2d && d2h == o.d2h && d2d == o.d2d; }
 };
+
+// In a fresh process: prepare(input) makes the input (not timed), then run(input) is timed; it
+// returns the copies it left ({h2d, d2h, d2d}). Inputs are filled in place: a graph returned by
+// value would be copied (adjacency_list has no move constructor) and lose its reserved room.
+template <class Input, class Prepare, class Run>
+run_result measure(Prepare&& prepare, Run&& run) {
+  return devpass::bench::in_fresh_process([&] {
+    Input input;
+    prepare(input);
+    decltype(run(input)) counts{};
+    run_result r;
+    r.seconds = devpass::bench::seconds([&] { counts = run(input); });
+    r.h2d = counts.h2d;
+    r.d2h = counts.d2h;
+    r.d2d = counts.d2d;
+    r.peak_rss_kib = peak_rss_kib();
+    return r;
+  });
+}
 
 // The vertex and edge room read_graph would give `source` (node_capacity_for), reserved in `g`.
 void reserve_as_read(devpass::graph& g, const devpass::graph& source) {
@@ -47,72 +68,43 @@ enum class storage {
   exact_fit  // copy-constructed: no room, so the first added copy moves every node
 };
 
-// Copies `source` (not timed) and times one propagation of the copy, in a fresh process.
-run_result time_policy(const devpass::graph& source, devpass::copy_policy policy, storage room = storage::as_read) {
-  return devpass::bench::in_fresh_process([&] {
-    devpass::graph g;
+// A copy of `source` made like read_graph makes a graph (or with no room), then filled.
+auto copy_of(const devpass::graph& source, storage room = storage::as_read) {
+  return [&source, room](devpass::graph& g) {
     if (room == storage::as_read) reserve_as_read(g, source);
     g = source;  // assignment keeps the reserved capacity
-    devpass::propagate_stats stats;
-    run_result r;
-    r.seconds = devpass::bench::seconds([&] { stats = devpass::propagate_device(g, {.policy = policy}); });
-    r.h2d = stats.after.h2d;
-    r.d2h = stats.after.d2h;
-    r.copies = stats.after.copies();
-    r.peak_rss_kib = peak_rss_kib();
-    return r;
-  });
+  };
 }
 
-// Like time_policy: the copy the baseline works on is made outside the timed region, with the
-// same room for added nodes as the graph's (node_capacity_for).
-// The devpass policy's job written by hand on the same graph (graph_api_propagation.hpp), on a
-// copy made like time_policy's.
+// One propagation of a copy of `source`.
+run_result time_policy(const devpass::graph& source, devpass::copy_policy policy, storage room = storage::as_read) {
+  return measure<devpass::graph>(copy_of(source, room),
+                                 [&](devpass::graph& g) { return devpass::propagate_device(g, {.policy = policy}).after; });
+}
+
+// The devpass policy's job written by hand on the same graph (graph_api_propagation.hpp).
 run_result time_graph_api(const devpass::graph& source) {
-  return devpass::bench::in_fresh_process([&] {
-    devpass::graph g;
-    reserve_as_read(g, source);
-    g = source;
-    devpass::bench::graph_api_result counts;
-    run_result r;
-    r.seconds = devpass::bench::seconds([&] { counts = devpass::bench::graph_api_propagate_shared(g); });
-    r.h2d = counts.h2d;
-    r.d2h = counts.d2h;
-    r.copies = counts.h2d + counts.d2h + counts.d2d;
-    r.peak_rss_kib = peak_rss_kib();
-    return r;
-  });
+  return measure<devpass::graph>(copy_of(source), devpass::bench::graph_api_propagate_shared);
 }
 
 // The devpass policy's job on an adjacency_list with the smallest node property
-// (lean_graph_propagation.hpp); the lean copy, with the same room, is made outside the timing.
+// (lean_graph_propagation.hpp), with the same room.
 run_result time_lean(const devpass::graph& source) {
-  return devpass::bench::in_fresh_process([&] {
-    devpass::bench::lean_graph g = devpass::bench::to_lean(source, devpass::node_capacity_for(boost::num_vertices(source)));
-    std::size_t copies = 0;
-    run_result r;
-    r.seconds = devpass::bench::seconds([&] { copies = devpass::bench::lean_propagate_shared(g); });
-    r.copies = copies;
-    r.peak_rss_kib = peak_rss_kib();
-    return r;
-  });
+  return measure<devpass::bench::lean_graph>(
+      [&](devpass::bench::lean_graph& g) {
+        devpass::bench::fill_lean(g, source, devpass::node_capacity_for(boost::num_vertices(source)));
+      },
+      devpass::bench::lean_propagate_shared);
 }
 
+// A flat baseline on a copy of `flat` with the same room for added nodes as the graph's.
 // `shared`: the devpass policy's job (flat_propagate_shared), else the executorch job.
 run_result time_flat(const devpass::bench::flat_graph& flat, bool shared) {
-  return devpass::bench::in_fresh_process([&] {
-    devpass::bench::flat_graph copy = devpass::bench::with_room(flat, devpass::node_capacity_for(flat.op.size()));
-    devpass::bench::flat_result counts;
-    run_result r;
-    r.seconds = devpass::bench::seconds([&] {
-      counts = shared ? devpass::bench::flat_propagate_shared(std::move(copy)) : devpass::bench::flat_propagate(std::move(copy));
-    });
-    r.h2d = counts.h2d;
-    r.d2h = counts.d2h;
-    r.copies = counts.h2d + counts.d2h + counts.d2d;
-    r.peak_rss_kib = peak_rss_kib();
-    return r;
-  });
+  return measure<devpass::bench::flat_graph>(
+      [&](devpass::bench::flat_graph& copy) { copy = devpass::bench::with_room(flat, devpass::node_capacity_for(flat.op.size())); },
+      [&](devpass::bench::flat_graph& copy) {
+        return shared ? devpass::bench::flat_propagate_shared(std::move(copy)) : devpass::bench::flat_propagate(std::move(copy));
+      });
 }
 
 }  // namespace
@@ -126,7 +118,7 @@ int main(int argc, char** argv) {
     const devpass::bench::flat_graph flat = devpass::bench::to_flat(source);
     const long base_rss = peak_rss_kib();  // what every run's child starts from
 
-    // Interleaved, so that a slow spell of the machine hits all three alike. Each keeps its
+    // Interleaved, so that a slow spell of the machine hits every run alike. Each keeps its
     // fastest run (on a shared machine the minimum is the least disturbed) and largest peak RSS.
     run_result flat_run, flat_shared_run, lean_run, graph_api_run, et_run, dp_run, dp_exact_run;
     flat_run.seconds = flat_shared_run.seconds = lean_run.seconds = graph_api_run.seconds = 1e300;
@@ -145,13 +137,11 @@ int main(int argc, char** argv) {
       keep_best(dp_run, time_policy(source, devpass::copy_policy::devpass));
       keep_best(dp_exact_run, time_policy(source, devpass::copy_policy::devpass, storage::exact_fit));
     }
-    if (et_run.h2d != flat_run.h2d || et_run.d2h != flat_run.d2h) {
+    if (!et_run.same_copies(flat_run)) {
       std::fprintf(stderr, "bench propagate: executorch policy and flat baseline disagree on %zu nodes\n", nodes);
       return 1;
     }
-    if (dp_run.h2d != flat_shared_run.h2d || dp_run.d2h != flat_shared_run.d2h || dp_run.copies != flat_shared_run.copies ||
-        dp_run.h2d != graph_api_run.h2d || dp_run.d2h != graph_api_run.d2h || dp_run.copies != graph_api_run.copies ||
-        dp_run.copies != lean_run.copies) {
+    if (!dp_run.same_copies(flat_shared_run) || !dp_run.same_copies(graph_api_run) || !dp_run.same_copies(lean_run)) {
       std::fprintf(stderr, "bench propagate: devpass policy and its baselines (flat shared, lean graph, graph API) disagree on %zu nodes\n", nodes);
       return 1;
     }
@@ -169,8 +159,8 @@ int main(int argc, char** argv) {
     emit("devpass_policy_vs_graph_api_" + n, dp_run.seconds / graph_api_run.seconds, "ratio");
     emit("graph_api_vs_flat_shared_" + n, graph_api_run.seconds / flat_shared_run.seconds, "ratio");
     emit("lean_graph_vs_flat_shared_" + n, lean_run.seconds / flat_shared_run.seconds, "ratio");
-    emit("copies_executorch_" + n, static_cast<double>(et_run.copies), "count");
-    emit("copies_devpass_" + n, static_cast<double>(dp_run.copies), "count");
+    emit("copies_executorch_" + n, static_cast<double>(et_run.copies()), "count");
+    emit("copies_devpass_" + n, static_cast<double>(dp_run.copies()), "count");
     emit("peak_rss_base_" + n, static_cast<double>(base_rss), "KiB");
     emit("peak_rss_flat_" + n, static_cast<double>(flat_run.peak_rss_kib), "KiB");
     emit("peak_rss_executorch_policy_" + n, static_cast<double>(et_run.peak_rss_kib), "KiB");

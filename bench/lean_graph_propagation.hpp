@@ -21,17 +21,20 @@ struct lean_node {
 using lean_graph =
     boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, lean_node, edge_info, boost::no_property, boost::vecS>;
 
-inline lean_graph to_lean(const graph& g, std::size_t capacity) {
-  lean_graph lean;
+// Fills `lean` (empty) with `g`'s nodes and edges, with room for `capacity` nodes.
+inline void fill_lean(lean_graph& lean, const graph& g, std::size_t capacity) {
   lean.m_vertices.reserve(capacity);
   for (const auto v : boost::make_iterator_range(boost::vertices(g)))
     lean[boost::add_vertex(lean)] = lean_node{g[v].op, g[v].device, g[v].arity};
   for (const auto e : boost::make_iterator_range(boost::edges(g))) boost::add_edge(boost::source(e, g), boost::target(e, g), g[e], lean);
-  return lean;
 }
 
-// Returns the number of copies made.
-inline std::size_t lean_propagate_shared(lean_graph& g) {
+struct lean_result {
+  std::size_t h2d = 0, d2h = 0, d2d = 0;
+};
+
+// Returns the copies made, per kind.
+inline lean_result lean_propagate_shared(lean_graph& g) {
   const std::size_t original = boost::num_vertices(g);
   // Where an original node's values live: a device delegate's device, else the host.
   const auto location = [&](vertex p) {
@@ -39,7 +42,7 @@ inline std::size_t lean_propagate_shared(lean_graph& g) {
     if (n.op == op_kind::delegate || n.op == op_kind::h2d_copy || n.op == op_kind::d2d_copy) return n.where;
     return cpu_device;
   };
-  std::size_t copies = 0;
+  lean_result made;
   std::vector<std::pair<std::uint32_t, value_ref>> moves;  // (slot, new operand) of the node at hand
   for (vertex v = 0; v < original; ++v) {
     const lean_node n = g[v];
@@ -67,14 +70,14 @@ inline std::size_t lean_propagate_shared(lean_graph& g) {
         copy = boost::add_vertex(g);
         g[copy] = lean_node{kind, side, 1};
         boost::add_edge(p, copy, edge_info{output, 0}, g);
-        ++copies;
+        ++(kind == op_kind::h2d_copy ? made.h2d : kind == op_kind::d2h_copy ? made.d2h : made.d2d);
       }
       moves.emplace_back(slot, value_ref{copy, 0});
     }
     // Rewire after the walk over v's in-edges (moving an edge changes that list).
     for (const auto& [slot, to] : moves) detail::move_in_edge(g, v, slot, to);
   }
-  return copies;
+  return made;
 }
 
 }  // namespace devpass::bench
