@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "graph_dir.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/planning/memory_planner.hpp"
@@ -20,7 +21,7 @@ namespace {
 
 std::vector<std::string> graphs_in(const std::string& folder) {
   std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(DEVPASS_SHARED_DIR) + "/graphs/" + folder))
+  for (const auto& entry : std::filesystem::directory_iterator(devpass::testing_support::graph_path(folder)))
     if (entry.path().extension() == ".json") files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
   return files;
@@ -91,7 +92,7 @@ TEST_CASE("devpass-run: the report is one JSON object with outputs, copies, byte
 TEST_CASE("devpass-run: inputs and constants depend on the seed") {
   kernel_registry kernels;
   register_builtin_kernels(kernels);
-  const graph g = read_graph_file(std::string(DEVPASS_SHARED_DIR) + "/graphs/cases/two_adds.json");
+  const graph g = read_graph_file(devpass::testing_support::graph_path("cases/two_adds.json"));
   const auto a = checksums(run_host_reference(g, kernels, {1, false}));
   const auto b = checksums(run_host_reference(g, kernels, {2, false}));
   REQUIRE(a.size() == 2);

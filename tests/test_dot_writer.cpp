@@ -3,6 +3,7 @@
 #include <sstream>
 #include <string>
 
+#include "graph_dir.hpp"
 #include "devpass/io/dot_writer.hpp"
 #include "devpass/io/json_reader.hpp"
 
@@ -120,7 +121,7 @@ TEST_CASE("dot: skips erased nodes") {
 }
 
 TEST_CASE("dot: draws a two-GPU sample graph with one arrow per edge") {
-  const graph g = read_graph_file(DEVPASS_SHARED_DIR "/graphs/models/resnet18.two_gpu.json");
+  const graph g = read_graph_file(devpass::testing_support::graph_path("models/resnet18.two_gpu.json"));
   const std::string dot = dot_of(g);
   std::size_t arrows = 0;
   for (std::size_t at = dot.find("->"); at != std::string::npos; at = dot.find("->", at + 2)) ++arrows;

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "graph_dir.hpp"
 #include "devpass/io/json_reader.hpp"
 
 using namespace devpass;
@@ -54,7 +55,7 @@ std::string slurp(const std::string& path) {
   } while (false)
 
 TEST_CASE("reader: reads a sample graph in file order with its edges") {
-  const graph g = read_graph_file(DEVPASS_SHARED_DIR "/graphs/cases/two_adds.json");
+  const graph g = read_graph_file(devpass::testing_support::graph_path("cases/two_adds.json"));
   CHECK(method_name(g) == "two_adds");
   REQUIRE(boost::num_vertices(g) == 6);
   const char* ids[] = {"x", "w", "d0", "d1", "r", "out"};
@@ -374,7 +375,7 @@ TEST_CASE("reader: rejects empty text and trailing garbage") {
 }
 
 TEST_CASE("reader: rejects every truncation of a valid file without crashing") {
-  const std::string text = slurp(DEVPASS_SHARED_DIR "/graphs/cases/multi_output.json");
+  const std::string text = slurp(devpass::testing_support::graph_path("cases/multi_output.json"));
   REQUIRE(text.size() > 500);
   (void)read_graph_string(text);  // the whole file is fine
   // A prefix that still ends in the closing brace plus whitespace is the whole document.

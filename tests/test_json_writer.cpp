@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "graph_dir.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/io/json_writer.hpp"
 
@@ -172,7 +173,7 @@ TEST_CASE("writer: round-trips every sample graph byte for byte") {
   std::size_t files = 0;
   for (const char* dir : {"cases", "models"}) {
     std::vector<std::filesystem::path> paths;
-    for (const auto& entry : std::filesystem::directory_iterator(std::string(DEVPASS_SHARED_DIR "/graphs/") + dir))
+    for (const auto& entry : std::filesystem::directory_iterator(devpass::testing_support::graph_path(dir)))
       if (entry.path().extension() == ".json") paths.push_back(entry.path());
     std::sort(paths.begin(), paths.end());
     for (const auto& path : paths) {

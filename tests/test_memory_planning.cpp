@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "graph_dir.hpp"
 #include "devpass/graph/verify.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device.hpp"
@@ -425,7 +426,7 @@ TEST_CASE("plan_memory: erased nodes are ignored") {
 }
 
 std::vector<std::filesystem::path> shared_graph_files() {
-  const std::filesystem::path root = std::filesystem::path(DEVPASS_SHARED_DIR) / "graphs";
+  const std::filesystem::path root = std::filesystem::path(devpass::testing_support::graph_dir());
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(root))
     if (entry.path().extension() == ".json") files.push_back(entry.path());

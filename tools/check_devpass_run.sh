@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CTest driver for devpass-run (tools/CMakeLists.txt adds one test per shared graph):
+# CTest driver for devpass-run (tools/CMakeLists.txt adds one test per sample graph in tests/data/graphs):
 #   check_devpass_run.sh <devpass-run> <work-dir> <graph.json>
 #       the output checksums of the pipeline equal the host reference's, for both policies,
 #       with and without the skip flags and elision (ExecuTorch's skip_h2d may reject a graph).

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../graph_dir.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/planning/memory_planner.hpp"
@@ -21,16 +22,6 @@ using namespace devpass;
 using namespace devpass::runtime;
 
 namespace {
-// The shared graphs: $DEVPASS_SHARED_DIR when set (a GPU machine gets a copy of them), else
-// ../shared beside the project, found from this file's path.
-std::string shared_dir() {
-  if (const char* from_environment = std::getenv("DEVPASS_SHARED_DIR")) return from_environment;
-#if defined(DEVPASS_SHARED_DIR)
-  return DEVPASS_SHARED_DIR;
-#else
-  return (std::filesystem::path(__FILE__).parent_path() / ".." / ".." / ".." / "shared").string();
-#endif
-}
 bool no_gpu() {
   if (cuda::usable_device_count() > 0) return false;
   MESSAGE("skipped: no usable CUDA device (" << cuda::unavailable_reason() << ")");
@@ -102,7 +93,7 @@ TEST_CASE("cuda: every shared graph on the GPU computes the host reference's che
   const int gpus = cuda::usable_device_count();
   int graphs_run = 0;
   for (const char* folder : {"cases", "models"}) {
-    for (const auto& entry : std::filesystem::directory_iterator(shared_dir() + "/graphs/" + folder)) {
+    for (const auto& entry : std::filesystem::directory_iterator(devpass::testing_support::graph_path(folder))) {
       const std::string name = entry.path().filename().string();
       CAPTURE(name);
       const graph original = read_graph_file(entry.path().string());
