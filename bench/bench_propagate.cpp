@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "devpass/graph/verify.hpp"
 #include "devpass/passes/propagate_device.hpp"
 #include "bench_report.hpp"
 #include "flat_propagation.hpp"
@@ -82,6 +83,29 @@ run_result time_policy(const devpass::graph& source, devpass::copy_policy policy
                                  [&](devpass::graph& g) { return devpass::propagate_device(g, {.policy = policy}).after; });
 }
 
+// What devpass-opt adds around the pass by default: the whole verifier (structure and devices)
+// on the devpass policy's result, before writing it (not part of the pass's time).
+run_result time_verify_result(const devpass::graph& source) {
+  return measure<devpass::graph>(
+      [&](devpass::graph& g) {
+        copy_of(source)(g);
+        (void)devpass::propagate_device(g, {});
+      },
+      [](devpass::graph& g) {
+        if (!devpass::verify(g).ok()) std::abort();
+        return devpass::copy_census{};
+      });
+}
+
+// The input check propagate_device makes before its phases (verify_propagation_input): part of
+// the policies' times above, reported alone to show its share.
+run_result time_input_check(const devpass::graph& source) {
+  return measure<devpass::graph>(copy_of(source), [](devpass::graph& g) {
+    if (!devpass::verify_propagation_input(g).ok()) std::abort();
+    return devpass::copy_census{};
+  });
+}
+
 // The devpass policy's job written by hand on the same graph (graph_api_propagation.hpp).
 run_result time_graph_api(const devpass::graph& source) {
   return measure<devpass::graph>(copy_of(source), devpass::bench::graph_api_propagate_shared);
@@ -120,9 +144,9 @@ int main(int argc, char** argv) {
 
     // Interleaved, so that a slow spell of the machine hits every run alike. Each keeps its
     // fastest run (on a shared machine the minimum is the least disturbed) and largest peak RSS.
-    run_result flat_run, flat_shared_run, lean_run, graph_api_run, et_run, dp_run, dp_exact_run;
+    run_result flat_run, flat_shared_run, lean_run, graph_api_run, et_run, dp_run, dp_exact_run, verify_run, check_run;
     flat_run.seconds = flat_shared_run.seconds = lean_run.seconds = graph_api_run.seconds = 1e300;
-    et_run.seconds = dp_run.seconds = dp_exact_run.seconds = 1e300;
+    et_run.seconds = dp_run.seconds = dp_exact_run.seconds = verify_run.seconds = check_run.seconds = 1e300;
     const auto keep_best = [](run_result& best, const run_result& r) {
       const long rss = std::max(best.peak_rss_kib, r.peak_rss_kib);
       if (r.seconds < best.seconds) best = r;
@@ -136,6 +160,8 @@ int main(int argc, char** argv) {
       keep_best(et_run, time_policy(source, devpass::copy_policy::executorch));
       keep_best(dp_run, time_policy(source, devpass::copy_policy::devpass));
       keep_best(dp_exact_run, time_policy(source, devpass::copy_policy::devpass, storage::exact_fit));
+      keep_best(verify_run, time_verify_result(source));
+      keep_best(check_run, time_input_check(source));
     }
     if (!et_run.same_copies(flat_run)) {
       std::fprintf(stderr, "bench propagate: executorch policy and flat baseline disagree on %zu nodes\n", nodes);
@@ -159,6 +185,10 @@ int main(int argc, char** argv) {
     emit("devpass_policy_vs_graph_api_" + n, dp_run.seconds / graph_api_run.seconds, "ratio");
     emit("graph_api_vs_flat_shared_" + n, graph_api_run.seconds / flat_shared_run.seconds, "ratio");
     emit("lean_graph_vs_flat_shared_" + n, lean_run.seconds / flat_shared_run.seconds, "ratio");
+    emit("verify_result_" + n + "_seconds", verify_run.seconds, "s");
+    emit("verify_result_vs_devpass_policy_" + n, verify_run.seconds / dp_run.seconds, "ratio");
+    emit("input_check_" + n + "_seconds", check_run.seconds, "s");
+    emit("input_check_vs_devpass_policy_" + n, check_run.seconds / dp_run.seconds, "ratio");
     emit("copies_executorch_" + n, static_cast<double>(et_run.copies()), "count");
     emit("copies_devpass_" + n, static_cast<double>(dp_run.copies()), "count");
     emit("peak_rss_base_" + n, static_cast<double>(base_rss), "KiB");

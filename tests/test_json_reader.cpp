@@ -119,6 +119,36 @@ TEST_CASE("reader: the error message names file, node and field") {
   CHECK(std::string(err->what()) == "t.json: node 'x': id: duplicate id (also nodes[0])");
 }
 
+TEST_CASE("reader: a structural problem is a structure_error carrying every problem of the file") {
+  // Two calls placed on devices: the message is the first problem; the report has both, in order.
+  const std::string json = chain(R"({"id":"a","op":"call","device":"cuda:1","kernel":"k","inputs":["x"],)"
+                                 R"("outputs":[{"dtype":"float32","shape":[2,2]}]},)"
+                                 R"({"id":"b","op":"call","device":"cuda:2","kernel":"k","inputs":["a"],)"
+                                 R"("outputs":[{"dtype":"float32","shape":[2,2]}]})",
+                                 "b");
+  try {
+    (void)read_graph_string(json, "t.json");
+    FAIL("accepted");
+  } catch (const structure_error& e) {
+    CHECK(e.file() == "t.json");
+    CHECK(e.node() == "a");
+    REQUIRE(e.report().problems.size() == 2);
+    CHECK(e.report().problems[0].node() == "a");
+    CHECK(e.report().problems[1].node() == "b");
+    CHECK(e.report().problems[1].field() == "device");
+    CHECK(std::string(e.what()) == "t.json: " + std::string(e.report().problems[0].what()));
+  }
+  // A parse problem stops the reader where it is: a plain graph_error, not a structure_error.
+  bool parse_error_is_structural = false;
+  try {
+    (void)read_graph_string(doc(input_x + "," + input_x), "t.json");
+  } catch (const structure_error&) {
+    parse_error_is_structural = true;
+  } catch (const graph_error&) {
+  }
+  CHECK_FALSE(parse_error_is_structural);
+}
+
 TEST_CASE("reader: rejects a wrong format") {
   CHECK_REJECTED(R"({"format":"devpass.graph/2","name":"t","nodes":[]})", "", "format",
                  "expected \"devpass.graph/1\", found 'devpass.graph/2'");

@@ -12,6 +12,7 @@
 #include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/planning/memory_planner.hpp"
+#include "devpass/planning/verify_plan.hpp"
 
 using namespace devpass;
 
@@ -87,6 +88,9 @@ std::size_t check_plan(const graph& g, const memory_plan& plan, const plan_optio
                          spec.byte_size(), *spec.mem_id});
     }
   }
+  // The library's plan verifier agrees with this independent check on every plan it sees.
+  const verify_report verdict = verify_plan(g, plan);
+  CHECK_MESSAGE(verdict.ok(), verdict.to_string());
   // Buffers: ids in order, cpu first, then devices ascending, each used, size >= lower bound.
   for (std::size_t i = 1; i < plan.buffers.size(); ++i) {
     CHECK(plan.buffers[i].mem_id == static_cast<std::int32_t>(i));

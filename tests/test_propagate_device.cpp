@@ -347,3 +347,88 @@ TEST_CASE("propagate: a constant that already lives on the device is read direct
     CHECK(producer_of(b.g, "d0", 1).id == "w");
   }
 }
+
+// Values a file places on a device (outside ExecuTorch's graphs; docs/device-propagation.md,
+// "Values placed by the file"). The first three are the fuzz-found cases of issue #12.
+namespace {
+builder& place(builder& b, const std::string& id, device where) {
+  b.g[b.by_id.at(id)].outputs[0].device = where;
+  return b;
+}
+}  // namespace
+
+TEST_CASE("propagate/placed values: a constant on cuda:0 read by a delegate on cuda:1 travels d2h, h2d (executorch)") {
+  builder b;
+  b.input("x").constant("w");
+  place(b, "w", cuda_device(0)).delegate("d0", cuda_device(1), {"x", "w"}).output({"d0"});
+  const auto c = run(b.g, executorch());
+  CHECK(c.h2d == 2);  // x and w
+  CHECK(c.d2h == 2);  // w to the host, d0 for the output
+  const node& h = producer_of(b.g, "d0", 1);
+  CHECK(h.op == op_kind::h2d_copy);
+  CHECK(h.device == cuda_device(1));
+  CHECK(b.g[operand(b.g, *find_node(b.g, h.id), 0).value().producer].op == op_kind::d2h_copy);
+  SUBCASE("the devpass policy copies it directly") {
+    builder p;
+    p.input("x").constant("w");
+    place(p, "w", cuda_device(0)).delegate("d0", cuda_device(1), {"x", "w"}).output({"d0"});
+    propagate_device(p.g, {});
+    CHECK(producer_of(p.g, "d0", 1).op == op_kind::d2d_copy);
+    CHECK(verify(p.g).ok());
+  }
+}
+
+TEST_CASE("propagate/placed values: an input on cuda:2 read on cuda:8 and cuda:2 (executorch, every flag)") {
+  for (const bool skip_d2h : {false, true})
+    for (const bool elide : {false, true}) {
+      CAPTURE(skip_d2h);
+      CAPTURE(elide);
+      builder b;
+      b.input("x");
+      place(b, "x", cuda_device(2)).delegate("d0", cuda_device(8), {"x"}).delegate("d1", cuda_device(2), {"x"});
+      b.output({"d0", "d1"});
+      run(b.g, {.policy = copy_policy::executorch, .skip_d2h_for_method_outputs = skip_d2h, .elide = elide});
+      // cuda:2 reads x where it lives; cuda:8 gets it through the host.
+      CHECK(producer_of(b.g, "d1", 0).id == "x");
+      CHECK(producer_of(b.g, "d0", 0).op == op_kind::h2d_copy);
+      CHECK(producer_of(b.g, "d0", 0).device == cuda_device(8));
+    }
+}
+
+TEST_CASE("propagate/placed values: a used and a dead cuda:0 output are marked cuda:0 (executorch, both skips)") {
+  builder b;
+  b.input("x").delegate("g0", cuda_device(0), {"x"}).delegate("g1", cuda_device(0), {"g0"}).output({"g0"});
+  run(b.g, {.policy = copy_policy::executorch, .skip_h2d_for_method_inputs = true, .skip_d2h_for_method_outputs = true});
+  CHECK(b.g[*find_node(b.g, "g1")].outputs[0].device == cuda_device(0));
+  CHECK(b.g[*find_node(b.g, "g0")].outputs[0].device == cuda_device(0));
+  CHECK(b.g[*find_node(b.g, "x")].outputs[0].device == cuda_device(0));
+}
+
+TEST_CASE("propagate/preconditions: a produced value marked on another device is refused, naming node and output") {
+  // Such a mark (a delegate's output marked cpu, as a legacy-mode run leaves a host call's input
+  // tagged) once made the executorch policy write an inconsistent graph and the devpass policy
+  // insert d2d copies until the driver's bound.
+  for (const auto policy : {copy_policy::executorch, copy_policy::devpass}) {
+    builder b;
+    b.input("x").delegate("g0", cuda_device(0), {"x"}).delegate("g1", cuda_device(0), {"g0"}).output({"g0"});
+    b.g[b.by_id.at("g1")].outputs[0].device = cpu_device;
+    const std::size_t nodes = boost::num_vertices(b.g);
+    try {
+      propagate_device(b.g, {.policy = policy});
+      FAIL("expected a graph_error");
+    } catch (const graph_error& e) {
+      CHECK(e.node() == "g1");
+      CHECK(e.field() == "outputs[0]");
+      CHECK(e.problem() == "a delegate produces on cuda:0 but the value is marked on cpu");
+    }
+    CHECK(boost::num_vertices(b.g) == nodes);  // nothing changed
+  }
+  SUBCASE("legacy mode only tags, so it accepts the marks it would write itself") {
+    builder b;
+    b.input("x").call("c", {"x"}).delegate("g0", cuda_device(0), {"c"}).output({"g0"});
+    propagate_device(b.g, {.enable_non_cpu_memory_planning = false});
+    CHECK(b.g[b.by_id.at("c")].outputs[0].device == cuda_device(0));
+    CHECK_NOTHROW(propagate_device(b.g, {.enable_non_cpu_memory_planning = false}));
+    CHECK_THROWS_AS(propagate_device(b.g, {}), graph_error);
+  }
+}

@@ -60,41 +60,99 @@ std::string describe(const propagate_options& o) {
          (o.elide ? "" : " no-elide");
 }
 
+// Runs propagation on a copy of `original` under `options` and checks what every result must
+// hold: the device verifier passes (a postcondition: no pass writes an inconsistent graph), each
+// consumer reads the value it read before (through copies), the census is exact, and a second run
+// changes nothing. Counts the run, or the refusal ExecuTorch's skip_h2d makes.
+struct property_counts {
+  std::size_t runs = 0, rejected = 0;
+};
+
+void check_properties(const graph& original, const propagate_options& options, property_counts& counts) {
+  const auto original_reads = reads(original);
+  graph g = original;
+  propagate_stats stats;
+  try {
+    stats = propagate_device(g, options);
+  } catch (const graph_error& e) {
+    // Only ExecuTorch's skip_h2d rejects graphs: an input with several consumers.
+    CHECK(options.policy == copy_policy::executorch);
+    CHECK(options.skip_h2d_for_method_inputs);
+    CHECK(e.field() == "consumers");
+    ++counts.rejected;
+    return;
+  }
+  ++counts.runs;
+  // The census after the pass is kept as the pass goes (or recounted when it removed nodes).
+  CHECK(stats.after == count_copies(g));
+  const auto report = verify(g);
+  CHECK_MESSAGE(report.ok(), report.to_string());
+  CHECK(reads(g) == original_reads);
+  graph twice = g;
+  const auto again = propagate_device(twice, options);
+  CHECK(again.after == count_copies(twice));
+  CHECK(canonical(twice) == canonical(g));
+}
+
 }  // namespace
 
 TEST_CASE("propagate properties: verifier passes, values preserved, idempotent, on 60 random graphs") {
-  std::size_t runs = 0, rejected = 0;
+  property_counts counts;
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     const graph original = testing::random_graph(seed);
-    const auto original_reads = reads(original);
     for (const auto& options : all_options()) {
       CAPTURE(seed);
       CAPTURE(describe(options));
-      graph g = original;
-      propagate_stats stats;
-      try {
-        stats = propagate_device(g, options);
-      } catch (const graph_error& e) {
-        // Only ExecuTorch's skip_h2d rejects graphs: an input with several consumers.
-        CHECK(options.policy == copy_policy::executorch);
-        CHECK(options.skip_h2d_for_method_inputs);
-        CHECK(e.field() == "consumers");
-        ++rejected;
-        continue;
-      }
-      ++runs;
-      // The census after the pass is kept as the pass goes (or recounted when it removed nodes).
-      CHECK(stats.after == count_copies(g));
-      const auto report = verify(g);
-      CHECK_MESSAGE(report.ok(), report.to_string());
-      CHECK(reads(g) == original_reads);
-      graph twice = g;
-      const auto again = propagate_device(twice, options);
-      CHECK(again.after == count_copies(twice));
-      CHECK(canonical(twice) == canonical(g));
+      check_properties(original, options, counts);
     }
   }
-  CHECK(runs > rejected);
+  CHECK(counts.runs > counts.rejected);
+}
+
+TEST_CASE("propagate properties: the same holds with up to 8 devices, inputs and constants placed by the file, dead values") {
+  // Beyond ExecuTorch's own graphs: a file may declare a method input or a constant on a device.
+  // Both policies must still leave every read on its reader's device (found by fuzzing: an
+  // executorch-policy run once left a delegate on cuda:1 reading a constant on cuda:0).
+  property_counts counts;
+  std::size_t preplaced_read_elsewhere = 0;
+  for (std::uint64_t seed = 1; seed <= 150; ++seed) {
+    const graph original =
+        testing::random_graph(seed, {.nodes = 30, .devices = static_cast<std::uint16_t>(2 + seed % 7), .preplaced = true,
+                                     .dead_values = true});
+    // How often the case the fix is about occurs: a placed value read by a delegate elsewhere.
+    for (const auto v : boost::make_iterator_range(boost::vertices(original))) {
+      const node& n = original[v];
+      if (n.op != op_kind::delegate) continue;
+      for (const value_ref in : operands(original, v)) {
+        const node& p = original[in.producer];
+        if ((p.op == op_kind::input || p.op == op_kind::constant) && !location_of(original, in).is_host() &&
+            location_of(original, in) != n.device)
+          ++preplaced_read_elsewhere;
+      }
+    }
+    for (const auto& options : all_options()) {
+      CAPTURE(seed);
+      CAPTURE(describe(options));
+      check_properties(original, options, counts);
+    }
+  }
+  CHECK(counts.runs > counts.rejected);
+  CHECK(preplaced_read_elsewhere > 50);
+}
+
+TEST_CASE("propagate properties: legacy mode tags delegate inputs and outputs, and keeps the structure") {
+  // Without non-cpu memory planning (ExecuTorch's legacy mode) no copies are made: values are
+  // only tagged, so devices need not agree; the structure must still hold and nothing is added.
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    CAPTURE(seed);
+    graph g = testing::random_graph(seed, {.nodes = 30, .devices = 8, .preplaced = true, .dead_values = true});
+    const std::size_t nodes = boost::num_vertices(g);
+    propagate_device(g, {.enable_non_cpu_memory_planning = false});
+    CHECK(boost::num_vertices(g) == nodes);
+    CHECK(count_copies(g).copies() == 0);
+    const auto report = verify_structure(g);
+    CHECK_MESSAGE(report.ok(), report.to_string());
+  }
 }
 
 TEST_CASE("propagate properties: devpass never makes more copies than executorch") {

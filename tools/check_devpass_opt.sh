@@ -10,6 +10,13 @@
 #       skip flags: exit 0 (or, for ExecuTorch's skip_h2d on an input with several consumers, exit
 #       1 naming it); every planned buffer within 1.1x of its lower bound; running the pass again
 #       on its own output changes nothing; the output reads back.
+#   check_devpass_opt.sh <devpass-opt> <work-dir> unplaceable <graph.json>
+#       a graph device propagation cannot make consistent (a copy in the file that reads from the
+#       wrong device): exit 1 naming node and field, nothing written, under both policies, with
+#       and without --no-verify (the pass refuses it before the result could be verified).
+#   check_devpass_opt.sh <devpass-opt> <work-dir> every_problem <graph.json> <count>
+#       a file with <count> structural problems: --verify-each lists each (exit 1, nothing
+#       written); without it the first alone is printed.
 #   check_devpass_opt.sh <devpass-opt> <work-dir> usage <graph.json>
 #       unknown option / missing input / bad value exit 2 and write nothing; --help, --version exit 0.
 set -uo pipefail
@@ -46,6 +53,23 @@ case $mode in
     [ ! -e "$work/new.json" ] || fail "an output file was written"
     [ ! -s "$work/stdout" ] || fail "something was written to stdout"
     [ -z "$(ls "$work" | grep '\.tmp\.')" ] || fail "a temporary file was left behind"
+    # --verify-each: the same file refused, nothing written; a structural problem file lists every
+    # problem, the first of them the one the plain run printed.
+    first=$(sed -n '1s/^devpass-opt: [^:]*: //p' "$work/stderr")
+    expect_rc 1 "$opt" --verify-each "$graph" -o "$work/new.json"
+    [ ! -e "$work/new.json" ] || fail "--verify-each: an output file was written"
+    if grep -q "^devpass-opt: verification failed after reading " "$work/stderr"; then
+      [ "$(sed -n '2s/^  //p' "$work/stderr")" = "$first" ] || { cat "$work/stderr" >&2; fail "--verify-each lists another first problem"; }
+    fi
+    ;;
+  every_problem)  # check_devpass_opt.sh <devpass-opt> <work-dir> every_problem <graph.json> <count>
+    expect_rc 1 "$opt" --verify-each "$graph" -o "$work/out.json"
+    grep -q "^devpass-opt: verification failed after reading $graph ($5 problems):$" "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "--verify-each does not announce $5 problems"; }
+    [ "$(grep -c "^  node '" "$work/stderr")" -eq "$5" ] || { cat "$work/stderr" >&2; fail "--verify-each does not list $5 problems"; }
+    [ ! -e "$work/out.json" ] || fail "an output file was written"
+    expect_rc 1 "$opt" "$graph" -o "$work/out.json"
+    [ "$(wc -l <"$work/stderr")" -eq 1 ] || { cat "$work/stderr" >&2; fail "without --verify-each one problem is printed"; }
     ;;
   propagate)
     for policy in executorch devpass; do
@@ -68,6 +92,9 @@ case $mode in
         expect_rc 0 "$opt" --propagate-device --policy=$policy $flags --verify-each "$work/out.json" -o "$work/again.json"
         expect_rc 0 "$opt" "$work/out.json" -o "$work/same.json"
         cmp -s "$work/again.json" "$work/same.json" || fail "--policy=$policy $flags: propagating twice changed the graph"
+        # shellcheck disable=SC2086
+        expect_rc 0 "$opt" --propagate-device --policy=$policy $flags --no-verify --plan-memory "$graph" -o "$work/unverified.json"
+        cmp -s "$work/out.json" "$work/unverified.json" || fail "--policy=$policy $flags: --no-verify changed the result"
       done
     done
     # --time-passes=json: one JSON object on stderr naming every phase that ran, passes only.
@@ -79,6 +106,16 @@ case $mode in
     grep -qE '^\{"phases": \[\{"name": "insert-input-copies", "seconds": [0-9.e+-]+\}, \{"name": "insert-output-copies", "seconds": [0-9.e+-]+\}, \{"name": "elide-round-trips", "seconds": [0-9.e+-]+\}, \{"name": "annotate-devices", "seconds": [0-9.e+-]+\}\], "total_seconds": [0-9.e+-]+\}$' "$work/stderr" ||
       { cat "$work/stderr" >&2; fail "--time-passes=json (executorch) is not the documented object"; }
     ;;
+  unplaceable)
+    for policy in executorch devpass; do
+      for verify in "" --no-verify; do
+        expect_rc 1 "$opt" --propagate-device --policy=$policy $verify "$graph" -o "$work/out.json"
+        grep -q "^devpass-opt: node '[^']*': inputs\[0\]: reads '[^']*' on " "$work/stderr" ||
+          { cat "$work/stderr" >&2; fail "the message names no node and field"; }
+        [ ! -e "$work/out.json" ] || fail "--policy=$policy $verify: an output file was written"
+      done
+    done
+    ;;
   usage)
     expect_rc 2 "$opt" --no-such-option "$graph" -o "$work/out.json"
     grep -q "unknown option '--no-such-option'" "$work/stderr" || fail "no message for an unknown option"
@@ -87,6 +124,11 @@ case $mode in
     expect_rc 2 "$opt" "$graph" "$graph" -o "$work/out.json"
     expect_rc 2 "$opt" "$graph" -o
     expect_rc 2 "$opt" --verify-each=yes "$graph" -o "$work/out.json"
+    expect_rc 2 "$opt" --no-verify=yes "$graph" -o "$work/out.json"
+    # An optional value goes after '=': the next word is an input file, and the error says so.
+    expect_rc 2 "$opt" --time-passes json "$graph" -o "$work/out.json"
+    grep -q "more than one input file ('json' and '.*'); a value of --time-passes goes after '=': --time-passes=json" "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "no hint for '--time-passes json'"; }
     expect_rc 2 "$opt" --policy=tpu --propagate-device "$graph" -o "$work/out.json"
     expect_rc 2 "$opt" --skip-h2d-for-method-inputs "$graph" -o "$work/out.json"
     expect_rc 2 "$opt" --propagate-device --no-non-cpu-memory-planning --skip-d2h-for-method-outputs "$graph" -o "$work/out.json"

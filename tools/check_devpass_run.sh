@@ -3,6 +3,8 @@
 #   check_devpass_run.sh <devpass-run> <work-dir> <graph.json>
 #       the output checksums of the pipeline equal the host reference's, for both policies,
 #       with and without the skip flags and elision (ExecuTorch's skip_h2d may reject a graph).
+#   check_devpass_run.sh <devpass-run> <work-dir> too_large <graph.json>
+#       a graph whose values need more memory than the host has: exit 1 naming the node.
 #   check_devpass_run.sh <devpass-run> <work-dir> usage
 #       unknown options and missing inputs exit 2.
 set -uo pipefail
@@ -11,6 +13,16 @@ rm -rf "$work" && mkdir -p "$work" || exit 1
 fail() { echo "check_devpass_run: $graph: $*" >&2; exit 1; }
 checksums() { grep -o '"checksum": *"\?[0-9a-fx]*' "$1" | tr -d ' "' ; }
 
+if [ "$graph" = too_large ]; then  # check_devpass_run.sh <devpass-run> <work-dir> too_large <graph.json>
+  # 8 TiB of values: a clear allocation error naming the node (exit 1), no crash, no output.
+  "$run" "$4" >"$work/out.json" 2>"$work/stderr"
+  rc=$?
+  [ $rc -eq 1 ] || { cat "$work/stderr" >&2; fail "exited $rc, expected 1"; }
+  grep -q "more than the host's memory" "$work/stderr" || { cat "$work/stderr" >&2; fail "no clear allocation error"; }
+  grep -q "node '" "$work/stderr" || { cat "$work/stderr" >&2; fail "the error names no node"; }
+  [ ! -s "$work/out.json" ] || fail "something was printed on stdout"
+  exit 0
+fi
 if [ "$graph" = usage ]; then
   "$run" --bogus x >/dev/null 2>&1; [ $? -eq 2 ] || fail "an unknown option does not exit 2"
   "$run" >/dev/null 2>&1; [ $? -eq 2 ] || fail "a missing input does not exit 2"

@@ -26,6 +26,7 @@
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/pipeline/instrumentation.hpp"
 #include "devpass/planning/memory_planner.hpp"
+#include "devpass/planning/verify_plan.hpp"
 
 #ifndef DEVPASS_VERSION
 #define DEVPASS_VERSION "unknown"
@@ -48,6 +49,7 @@ struct options {
   std::optional<std::string> output;
   emit_kind emit = emit_kind::json;
   bool verify_each = false;
+  bool verify_result = true;  // --no-verify turns it off
   bool help = false;
   bool version = false;
   bool propagate = false;
@@ -124,6 +126,9 @@ const option_spec option_table[] = {
     {"--verify-each", takes::nothing, "--verify-each",
      "verify the graph after reading it and after every pass; report every violation",
      [](options& o, std::string_view) { o.verify_each = true; }},
+    {"--no-verify", takes::nothing, "--no-verify",
+     "do not verify the result before writing it (by default an inconsistent result is an error, exit 1)",
+     [](options& o, std::string_view) { o.verify_result = false; }},
     {"--help", takes::nothing, "--help", "print this help and exit", [](options& o, std::string_view) { o.help = true; }},
     {"--version", takes::nothing, "--version", "print the version and exit",
      [](options& o, std::string_view) { o.version = true; }},
@@ -140,13 +145,26 @@ void set_input(options& o, std::string_view arg) {
   o.input = std::string(arg);
 }
 
+// An option whose value is optional (--time-passes[=json]) takes it only after '=', as getopt
+// does: the next argument is never its value, so `--time-passes json` reads `json` as a file.
+bool value_is_optional(const option_spec& spec) { return spec.metavar.ends_with("]") && spec.metavar.find("[=") != std::string_view::npos; }
+
 options parse_command_line(int argc, char** argv) {
   options o;
   bool only_files = false;
+  // A word right after an option with an optional value, and what to say if it is a second file.
+  std::string_view word_after_optional;
+  std::string optional_value_hint;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (only_files || arg == "-" || arg.empty() || arg.front() != '-') {
-      set_input(o, arg);
+      try {
+        set_input(o, arg);
+      } catch (usage_error& e) {
+        if (!word_after_optional.empty() && (arg == word_after_optional || *o.input == word_after_optional))
+          e.message += optional_value_hint;
+        throw;
+      }
       continue;
     }
     if (arg == "--") {
@@ -165,6 +183,10 @@ options parse_command_line(int argc, char** argv) {
     }
     if (const option_spec* whole = find_option(arg); whole && whole->argument == takes::nothing) {
       whole->apply(o, {});
+      if (value_is_optional(*whole) && i + 1 < argc && argv[i + 1][0] != '-') {
+        word_after_optional = argv[i + 1];
+        optional_value_hint = "; a value of " + std::string(arg) + " goes after '=': " + std::string(arg) + "=" + argv[i + 1];
+      }
       continue;
     }
     const option_spec* spec = find_option(name);
@@ -193,13 +215,18 @@ void print_help(std::ostream& os) {
   os << "\nEXIT STATUS: 0 ok, 1 invalid input, 2 usage error. On an error no output is written.\n";
 }
 
-// Prints every problem; true when there were none.
-bool verify_ok(const devpass::graph& g, bool devices, std::string_view after) {
-  const devpass::verify_report report = devices ? devpass::verify(g) : devpass::verify_structure(g);
-  if (report.ok()) return true;
+void print_problems(std::string_view after, const devpass::verify_report& report) {
   std::cerr << program << ": verification failed after " << after << " (" << report.problems.size()
             << " problem" << (report.problems.size() == 1 ? "" : "s") << "):\n";
   for (const auto& problem : report.problems) std::cerr << "  " << problem.what() << "\n";
+}
+
+// Prints every problem; true when there were none. With a plan, the plan is checked too.
+bool verify_ok(const devpass::graph& g, bool devices, std::string_view after, const devpass::memory_plan* plan = nullptr) {
+  devpass::verify_report report = devices ? devpass::verify(g) : devpass::verify_structure(g);
+  if (plan && report.ok()) report = devpass::verify_plan(g, *plan);
+  if (report.ok()) return true;
+  print_problems(after, report);
   return false;
 }
 
@@ -278,9 +305,17 @@ int run(const options& o) {
   if (o.propagation_flag_given && !o.propagate)
     throw devpass::config_error("propagation options need --propagate-device");
   devpass::validate(o.propagation);
-  devpass::graph g = devpass::read_graph_file(*o.input);
   const std::string input_name = *o.input == "-" ? "<stdin>" : *o.input;
-  if (o.verify_each && !verify_ok(g, false, "reading " + input_name)) return 1;
+  std::optional<devpass::graph> read;
+  try {
+    read.emplace(devpass::read_graph_file(*o.input));
+  } catch (const devpass::structure_error& e) {
+    // --verify-each lists every structural problem of the file, as it does after a pass.
+    if (!o.verify_each) throw;
+    print_problems("reading " + input_name, e.report());
+    return 1;
+  }
+  devpass::graph& g = *read;
 
   tool_instrumentation instrumentation{o, {}, {}};
   std::optional<devpass::memory_plan> plan;
@@ -294,6 +329,7 @@ int run(const options& o) {
       instrumentation.before_phase("plan-memory", g);
       plan = devpass::plan_memory(g);
       instrumentation.after_phase("plan-memory", g, {});
+      if (o.verify_each && !verify_ok(g, false, "plan-memory", &*plan)) return 1;
       if (o.stats) print_plan(*plan);
     }
   } catch (const devpass::pipeline::verify_failure& e) {
@@ -301,6 +337,14 @@ int run(const options& o) {
     return 1;
   }
   if (o.time_passes != timing::off) print_times(o, instrumentation.timer);
+  // No pass writes a graph that fails verification: the result is verified before it is written
+  // (devices too once copies were placed, and the memory plan). --verify-each has done it
+  // already; without a pass the graph is what the reader verified.
+  const bool passes_ran = o.propagate || o.plan_memory;
+  if (o.verify_result && passes_ran && !o.verify_each &&
+      !verify_ok(g, o.propagate && o.propagation.enable_non_cpu_memory_planning, o.plan_memory ? "plan-memory" : "propagate-device",
+                 plan ? &*plan : nullptr))
+    return 1;
 
   const std::string out = o.output.value_or("-");
   if (o.emit == emit_kind::dot) devpass::write_dot_file(g, out);

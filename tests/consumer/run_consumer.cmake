@@ -1,7 +1,11 @@
 # Builds tests/consumer against devpass, as an installed package (MODE=install) or as a
 # subdirectory (MODE=subdirectory), then runs it.
 file(REMOVE_RECURSE ${WORK_DIR})
-set(consumer_dir ${SOURCE_DIR}/tests/consumer)
+# CONSUMER: the project to build (default tests/consumer); CONSUMER_ARGS: more -D options for it.
+if(NOT CONSUMER)
+  set(CONSUMER consumer)
+endif()
+set(consumer_dir ${SOURCE_DIR}/tests/${CONSUMER})
 if(MODE STREQUAL "install")
   execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/devpass -G ${GENERATOR}
     -DDEVPASS_BUILD_TESTS=OFF -DDEVPASS_BUILD_EXAMPLES=OFF -DDEVPASS_BUILD_BENCH=OFF -DDEVPASS_BUILD_TOOLS=OFF
@@ -11,7 +15,7 @@ if(MODE STREQUAL "install")
 else()
   set(extra -DDEVPASS_SOURCE_DIR=${SOURCE_DIR} -DDEVPASS_ENABLE_CUDA=OFF)
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${consumer_dir} -B ${WORK_DIR}/consumer -G ${GENERATOR} ${extra}
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${consumer_dir} -B ${WORK_DIR}/consumer -G ${GENERATOR} ${extra} ${CONSUMER_ARGS}
   COMMAND_ERROR_IS_FATAL ANY OUTPUT_QUIET)
 execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer COMMAND_ERROR_IS_FATAL ANY OUTPUT_QUIET)
 execute_process(COMMAND ${WORK_DIR}/consumer/consumer COMMAND_ERROR_IS_FATAL ANY)

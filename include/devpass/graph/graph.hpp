@@ -58,6 +58,11 @@ struct node {
 struct edge_info {
   std::uint32_t output = 0;  // which output of the producer
   std::uint32_t slot = 0;    // which input slot of the consumer
+  // Where this edge sits in its producer's out-edge list: a hint that makes removing one use of
+  // a value O(1) however many uses it has (a million-way fan-out moves a million uses). Checked
+  // before use, and rebuilt for the whole list when stale (a copy of the graph made by
+  // Boost.Graph re-adds edges in another order), so a wrong hint costs time, never correctness.
+  std::uint32_t out_position = 0;
 };
 
 struct method_info {
@@ -103,7 +108,8 @@ struct use {
 
 // Feeds input slot `slot` of `consumer` from `value`; grows the consumer's arity if needed.
 inline void connect(graph& g, value_ref value, vertex consumer, std::uint32_t slot) {
-  boost::add_edge(value.producer, consumer, edge_info{value.output, slot}, g);
+  const auto position = static_cast<std::uint32_t>(boost::out_degree(value.producer, g));
+  boost::add_edge(value.producer, consumer, edge_info{value.output, slot, position}, g);
   auto& n = g[consumer];
   n.arity = std::max(n.arity, slot + 1);
 }
@@ -166,6 +172,26 @@ void for_each_use(const graph& g, value_ref value, F&& f) {
 // list are kept; only the producers' out-edge lists change): no edge is made or dropped. Like
 // compact(), this touches adjacency_list's public storage (m_vertices), stable in Boost.Graph.
 namespace detail {
+// Removes the entry of `edge_entry` from `list`, a producer's out-edge list, in O(1) when its
+// out_position hint is right: the last entry moves into its place (so a list's order is the order
+// its entries were added in only until the first removal; nothing reads meaning into it). A
+// stale hint costs one pass over the list, which renews every hint in it.
+template <class List, class EdgeIter>
+void unlink_out_edge(List& list, const EdgeIter& edge_entry) {
+  std::size_t at = edge_entry->get_property().out_position;
+  if (at >= list.size() || list[at].get_iter() != edge_entry) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      list[i].get_iter()->get_property().out_position = static_cast<std::uint32_t>(i);
+      if (list[i].get_iter() == edge_entry) at = i;
+    }
+  }
+  if (at + 1 != list.size()) {
+    list[at] = std::move(list.back());
+    list[at].get_iter()->get_property().out_position = static_cast<std::uint32_t>(at);
+  }
+  list.pop_back();
+}
+
 // set_operand's move, for any bidirectional adjacency_list with a vecS edge list and
 // devpass::edge_info edges. False when the slot has no in-edge.
 template <class Graph>
@@ -176,9 +202,10 @@ bool move_in_edge(Graph& g, vertex consumer, std::uint32_t slot, value_ref value
     edge_entry->get_property().output = value.output;
     const vertex old_producer = in.get_target();
     if (old_producer != value.producer) {
-      auto& old_out = g.m_vertices[old_producer].m_out_edges;
-      old_out.erase(std::find_if(old_out.begin(), old_out.end(), [&](const auto& out) { return out.get_iter() == edge_entry; }));
-      g.m_vertices[value.producer].m_out_edges.emplace_back(consumer, edge_entry, &g.m_edges);
+      unlink_out_edge(g.m_vertices[old_producer].m_out_edges, edge_entry);
+      auto& new_out = g.m_vertices[value.producer].m_out_edges;
+      edge_entry->get_property().out_position = static_cast<std::uint32_t>(new_out.size());
+      new_out.emplace_back(consumer, edge_entry, &g.m_edges);
       in.get_target() = value.producer;
       edge_entry->m_source = value.producer;
     }
@@ -218,7 +245,7 @@ inline void erase_node(graph& g, vertex v) {
     out.get_iter()->m_source = out.get_iter()->m_target = dead_vertex;
   }
   for (const auto& in : stored.m_in_edges) {
-    if (in.get_target() != v) unlink(g.m_vertices[in.get_target()].m_out_edges, in);
+    if (in.get_target() != v) detail::unlink_out_edge(g.m_vertices[in.get_target()].m_out_edges, in.get_iter());
     in.get_iter()->m_source = in.get_iter()->m_target = dead_vertex;
   }
   stored.m_out_edges.clear();

@@ -112,7 +112,64 @@ class first_id_index {
   std::vector<slot> slots_;
 };
 
+// A value whose producer fixes where it lives (a delegate, a call, a copy) must not be marked
+// elsewhere by its spec: one problem per such output.
+inline void check_produced_devices(verify_report& r, const node& nd) {
+  const auto produced = produces_on(nd);
+  if (!produced) return;
+  for (std::size_t k = 0; k < nd.outputs.size(); ++k)
+    if (const auto& d = nd.outputs[k].device; d && *d != *produced)
+      report(r, nd.id, "outputs[" + std::to_string(k) + "]",
+             "a " + std::string(to_string(nd.op)) + " produces on " + to_string(*produced) +
+                 " but the value is marked on " + to_string(*d));
+}
+
+// Each operand of node v read on the wrong device, by slot ("inputs[k]"). Edges that
+// verify_structure rejects (bad output index, erased producer) are skipped. `bad_reads` is
+// scratch space, kept by the caller across nodes.
+inline void check_reads(verify_report& r, const graph& g, vertex v, std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
+  const node& nd = g[v];
+  const auto wanted = reads_on(nd);
+  bad_reads.clear();
+  for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
+    const vertex p = boost::source(e, g);
+    if (g[p].erased || g[e].output >= g[p].outputs.size()) continue;
+    const value_ref value{p, g[e].output};
+    const device at = location_of(g, value);
+    const std::uint32_t slot = g[e].slot;
+    if (wanted && at != *wanted) {
+      bad_reads.emplace_back(slot, "reads '" + value_name(g, value) + "' on " + to_string(at) + " but a " +
+                                       std::string(to_string(nd.op)) + " reads on " + to_string(*wanted));
+    } else if (nd.op == op_kind::d2d_copy && (at.is_host() || at == nd.device)) {
+      bad_reads.emplace_back(slot, "reads '" + value_name(g, value) + "' on " + to_string(at) + " but a d2d_copy to " +
+                                       to_string(nd.device) + " reads from another device");
+    }
+  }
+  std::sort(bad_reads.begin(), bad_reads.end());
+  for (auto& [slot, text] : bad_reads) report(r, nd.id, "inputs[" + std::to_string(slot) + "]", std::move(text));
+}
+
 }  // namespace detail
+
+// What device propagation needs of the graph it is given (docs/device-propagation.md,
+// "Preconditions"), the part of verify_devices that must hold before it runs:
+//   - every value a delegate, call or copy produces is marked (if at all) on the device its
+//     producer puts it: the pass reads a value's device from its mark, and a stale mark would
+//     send copies the wrong way;
+//   - every d2h_copy and d2d_copy already in the graph reads from a device (d2h: its own, d2d:
+//     another one): no phase moves a copy's own operand, so such a copy would stay wrong.
+// (An h2d_copy reading a device value is fine: both policies put a d2h under it.)
+[[nodiscard]] inline verify_report verify_propagation_input(const graph& g) {
+  verify_report r;
+  std::vector<std::pair<std::uint32_t, std::string>> bad_reads;
+  for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
+    const node& nd = g[v];
+    if (nd.erased) continue;
+    detail::check_produced_devices(r, nd);
+    if (nd.op == op_kind::d2h_copy || nd.op == op_kind::d2d_copy) detail::check_reads(r, g, v, bad_reads);
+  }
+  return r;
+}
 
 // Structural well-formedness. Per node, in vertex order: id, op/device, kernel, outputs, inputs
 // (slot coverage, then each in-edge's output index), copy layouts. Then: the output node count,
@@ -238,34 +295,9 @@ class first_id_index {
   for (vertex v = 0; v < n; ++v) {
     const node& nd = g[v];
     if (nd.erased) continue;
+    detail::check_produced_devices(r, nd);
 
-    if (const auto produced = detail::produces_on(nd))
-      for (std::size_t k = 0; k < nd.outputs.size(); ++k)
-        if (const auto& d = nd.outputs[k].device; d && *d != *produced)
-          detail::report(r, nd.id, "outputs[" + std::to_string(k) + "]",
-                         "a " + std::string(to_string(nd.op)) + " produces on " + to_string(*produced) +
-                             " but the value is marked on " + to_string(*d));
-
-    if (nd.op == op_kind::output) continue;
-    const auto wanted = detail::reads_on(nd);
-    bad_reads.clear();
-    for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
-      const vertex p = boost::source(e, g);
-      if (g[p].erased || g[e].output >= g[p].outputs.size()) continue;
-      const value_ref value{p, g[e].output};
-      const device at = location_of(g, value);
-      const std::uint32_t slot = g[e].slot;
-      if (wanted && at != *wanted) {
-        bad_reads.emplace_back(slot, "reads '" + value_name(g, value) + "' on " + to_string(at) + " but a " +
-                                         std::string(to_string(nd.op)) + " reads on " + to_string(*wanted));
-      } else if (nd.op == op_kind::d2d_copy && (at.is_host() || at == nd.device)) {
-        bad_reads.emplace_back(slot, "reads '" + value_name(g, value) + "' on " + to_string(at) +
-                                         " but a d2d_copy to " + to_string(nd.device) +
-                                         " reads from another device");
-      }
-    }
-    std::sort(bad_reads.begin(), bad_reads.end());
-    for (auto& [slot, text] : bad_reads) detail::report(r, nd.id, "inputs[" + std::to_string(slot) + "]", std::move(text));
+    if (nd.op != op_kind::output) detail::check_reads(r, g, v, bad_reads);
   }
   return r;
 }

@@ -6,8 +6,9 @@
 // Laws: vertex order is file order (references may point forward); every rejected input throws
 // graph_error `file: node 'id': field: what is wrong`, never crashes, whatever the bytes (bad
 // JSON, invalid UTF-8, nesting deeper than simdjson's limit, truncation). Parsing checks live here;
-// the structural checks (op arity, copies, one output node, cycles) are verify_structure's, and
-// the reader reports the first problem it finds with the file name added.
+// the structural checks (op arity, copies, one output node, cycles) are verify_structure's: the
+// reader throws structure_error, whose message is the first problem with the file name added and
+// which carries every problem found.
 //
 // simdjson's DOM parser does the JSON work: one pass over the bytes builds a tape, then one walk
 // over the tape builds the graph. String views into the parser stay valid until the walk ends.
@@ -94,6 +95,27 @@ class id_table {
   std::size_t mask_ = 0;
 };
 
+}  // namespace detail
+
+// A file that parses but whose graph is not well formed (verify_structure's checks). what() is
+// the first problem with the file name, like every other reader error; report() holds every
+// problem verify_structure found (without the file name), for a tool that lists them all
+// (devpass-opt --verify-each). Parse errors (bad JSON, an unknown op, a dangling reference) stop
+// the reader where they are and are plain graph_errors.
+class structure_error : public graph_error {
+ public:
+  structure_error(std::string file, verify_report report)
+      : graph_error(std::move(file), report.problems.front().node(), report.problems.front().field(),
+                    report.problems.front().problem()),
+        report_(std::move(report)) {}
+  [[nodiscard]] const verify_report& report() const noexcept { return report_; }
+
+ private:
+  verify_report report_;
+};
+
+namespace detail {
+
 class json_graph_reader {
  public:
   explicit json_graph_reader(std::string_view file) : file_(file) {}
@@ -108,10 +130,7 @@ class json_graph_reader {
     }
     graph g = read_document(root);
     verify_report report = verify_structure(g);
-    if (!report.ok()) {
-      const graph_error& first = report.problems.front();
-      fail(first.node(), first.field(), first.problem());
-    }
+    if (!report.ok()) throw structure_error(std::string(file_), std::move(report));
     return g;
   }
 

@@ -21,6 +21,7 @@
 #include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/graph.hpp"
+#include "devpass/graph/verify.hpp"
 #include "devpass/pipeline/pipeline.hpp"
 #include "devpass/rules.hpp"
 
@@ -87,22 +88,31 @@ inline constexpr auto c = "c"_c;
 
 inline constexpr auto skip_h2d = when([](const auto& ctx) { return ctx.options.skip_h2d_for_method_inputs; });
 
-// What ExecuTorch's phase 1 copies to the device: values on the host, and the outputs of device
-// delegates (phase 2 puts a d2h under those copies, phase 3 removes same-device pairs). Not
-// copies, and not method inputs or constants that already live on a device.
-inline constexpr auto host_side_value = satisfies(
-    [](const auto& ctx, value_ref v) {
+// What ExecuTorch's phase 1 copies to a device delegate's slot: every value but a copy's. Host
+// values, and the outputs of device delegates: phase 2 puts a d2h under those copies, phase 3
+// removes same-device pairs. A method input or constant that the file (or skip_h2d) already
+// places on a device is outside ExecuTorch's graphs: a delegate on that device reads it directly,
+// a delegate elsewhere gets it as it would get a device delegate's output (d2h, then h2d:
+// ExecuTorch has no device-to-device copy). docs/device-propagation.md, "Values placed by the file".
+inline bool placed_leaf(const node& n) { return n.op == op_kind::input || n.op == op_kind::constant; }
+
+inline constexpr auto executorch_copies_in = satisfies(
+    [](const auto& ctx, value_ref v, value_ref consumer) {
       const node& n = ctx.g[v.producer];
       if (n.op == op_kind::h2d_copy || n.op == op_kind::d2d_copy) return false;
-      if (n.op == op_kind::delegate && !n.device.is_host()) return true;
-      return location_of(ctx.g, v).is_host();
+      if (!placed_leaf(n)) return true;
+      const device at = location_of(ctx.g, v);
+      return at.is_host() || at != ctx.g[consumer.producer].device;
     },
-    x);
+    x, d);
 
 inline void place_input(const auto& ctx, value_ref input, value_ref consumer) {
   if (ctx.options.policy == copy_policy::executorch && distinct_consumers(ctx.g, input) > 1) {
+    // Named in file order: a value's use list is in no particular order.
+    std::vector<use> readers = uses(ctx.g, input);
+    std::sort(readers.begin(), readers.end(), [](use a, use b) { return a.consumer != b.consumer ? a.consumer < b.consumer : a.slot < b.slot; });
     std::string names;
-    for (const use u : uses(ctx.g, input)) names += (names.empty() ? "'" : ", '") + ctx.g[u.consumer].id + "'";
+    for (const use u : readers) names += (names.empty() ? "'" : ", '") + ctx.g[u.consumer].id + "'";
     throw graph_error("", ctx.g[input.producer].id, "consumers",
                       "skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), this one has " +
                           names);
@@ -120,7 +130,7 @@ inline constexpr auto place_inputs_table = make_table(
     }, x, d));
 
 inline constexpr auto executorch_input_table = make_table(
-    on_use(delegate.as(d), any.as(x))[device_delegate(d) && host_side_value] / copy_into_use<op_kind::h2d_copy>(x, d));
+    on_use(delegate.as(d), any.as(x))[device_delegate(d) && executorch_copies_in] / copy_into_use<op_kind::h2d_copy>(x, d));
 
 inline constexpr auto needs_host_copy_executorch = satisfies(
     [](const auto& ctx, value_ref v) {
@@ -142,9 +152,14 @@ struct executorch_moves {
   }
 };
 
+// Phase 2: a d2h for every device value with host readers (device delegates' outputs, and method
+// inputs and constants placed on a device, which ExecuTorch's phases treat alike).
 inline constexpr auto executorch_output_table = make_table(
     each_output(delegate.as(d))[device_delegate(d) && needs_host_copy_executorch] /
-    copy_after<op_kind::d2h_copy>(d, executorch_moves{}));
+        copy_after<op_kind::d2h_copy>(d, executorch_moves{}),
+    each_output(input.as(d))[on_device(d) && needs_host_copy_executorch] / copy_after<op_kind::d2h_copy>(d, executorch_moves{}),
+    each_output(constant.as(d))[on_device(d) && needs_host_copy_executorch] /
+        copy_after<op_kind::d2h_copy>(d, executorch_moves{}));
 
 // devpass: one copy per (value, device), shared by every consumer.
 inline constexpr auto consumer_reads_host = satisfies(
@@ -302,6 +317,12 @@ struct propagate_stats {
 template <class Policy = runtime_propagate_policy, class Instrumentation = pipeline::no_instrumentation>
 propagate_stats propagate_device_with(graph& g, const propagate_options& options, Instrumentation&& instrumentation = {}) {
   validate(options);
+  // Its result always passes the device verifier, given what verify_propagation_input checks: a
+  // mark that contradicts its producer (e.g. left by a legacy-mode run) would send copies the wrong
+  // way or never converge, and a copy the file holds that reads from the wrong device stays wrong.
+  // Refused, naming node and field, before anything changes.
+  if (options.enable_non_cpu_memory_planning)
+    if (verify_report input = verify_propagation_input(g); !input.ok()) throw std::move(input.problems.front());
   propagate_stats stats;
   stats.before = count_copies(g);
   propagate_options effective = options;

@@ -8,7 +8,9 @@
 //   template <class Options> phase_result run(graph&, const Options&) const;
 //   template <class Options> bool active(const Options&) const;    (optional) run-time selection
 // make_pipeline(phase...) checks, at compile time, that each phase's requirements are provided
-// by the phases before it: a pipeline in the wrong order does not compile. A policy is a struct of
+// by the phases before it: a pipeline in the wrong order does not compile. run<Policy> checks it
+// again over the phases Policy compiles in, so a policy that drops a phase another one needs is
+// a compile error too. (Phases a run-time option switches off are the options' business.) A policy is a struct of
 // constexpr flags a user derives from the defaults; phases read it in `compiled_in`. The same
 // pipeline serves the command line by running with a policy that compiles every phase in and
 // lets the run-time options (`active`) choose.
@@ -43,6 +45,23 @@ struct order_check<Provided, Phase, Rest...> {
   static constexpr bool value =
       phase_ok && order_check<pattern::concat_t<Provided, typename Phase::provides>, Rest...>::value;
 };
+
+// The same check over the phases Policy compiles in: a phase that another phase's requirement
+// depends on may be compiled out by a policy, and then the pipeline is wrong for that policy.
+template <class Policy, class Provided, class... Phases>
+struct compiled_order_check;
+template <class Policy, class Provided>
+struct compiled_order_check<Policy, Provided> : std::true_type {};
+template <class Policy, class Provided, class Phase, class... Rest>
+struct compiled_order_check<Policy, Provided, Phase, Rest...> {
+  static constexpr bool in = Phase::template compiled_in<Policy>;
+  static constexpr bool phase_ok = !in || pattern::all_in<typename Phase::requires_, Provided>::value;
+  static_assert(phase_ok,
+                "devpass: pipeline order under this policy: a phase requires a capability that no earlier phase "
+                "compiled in by the policy provides");
+  using next_provided = std::conditional_t<in, pattern::concat_t<Provided, typename Phase::provides>, Provided>;
+  static constexpr bool value = phase_ok && compiled_order_check<Policy, next_provided, Rest...>::value;
+};
 }  // namespace detail
 
 template <class Phase, class Options>
@@ -58,6 +77,7 @@ struct pipeline_t {
   // Runs the phases that Policy compiles in and the options select, in order.
   template <class Policy, class Options, class Instrumentation = no_instrumentation>
   void run(graph& g, const Options& options, Instrumentation&& instrumentation = {}) const {
+    static_assert(detail::compiled_order_check<Policy, type_list<devices_assigned>, Phases...>::value);
     std::apply([&](const auto&... phase) { (run_one<Policy>(phase, g, options, instrumentation), ...); }, phases);
   }
 

@@ -79,15 +79,24 @@ inline std::string copy_id(const graph& g, value_ref value, std::string_view suf
   return copy_id(value_name(g, value), suffix, tail);
 }
 
-// An existing copy of kind Kind of `value` whose device side is `side`.
-template <op_kind Kind>
-std::optional<vertex> find_copy(const graph& g, value_ref value, device side) {
+// An existing copy of kind Kind of `value` whose device side is `side`: the context's copy index
+// first (a shared copy is asked for once per use of its value), else a scan of the value's uses.
+template <op_kind Kind, class Ctx>
+std::optional<vertex> find_copy(Ctx& ctx, value_ref value, device side) {
+  if (auto known = ctx.copies.lookup(ctx.g, value, Kind, side)) return known;
   std::optional<vertex> found;
-  for_each_use(g, value, [&](use u) {
-    const node& n = g[u.consumer];
+  for_each_use(ctx.g, value, [&](use u) {
+    const node& n = ctx.g[u.consumer];
     if (!found && n.op == Kind && n.device == side) found = u.consumer;
   });
+  if (found) ctx.copies.remember(value, Kind, side, *found);
   return found;
+}
+// A copy just made: find_copy finds it without a scan.
+template <op_kind Kind, class Ctx>
+vertex remember_copy(Ctx& ctx, value_ref value, device side, vertex copy) {
+  ctx.copies.remember(value, Kind, side, copy);
+  return copy;
 }
 }  // namespace detail
 
@@ -145,14 +154,14 @@ struct copy_into_use_t : action_base<copy_into_use_t<Kind, Share, X, At>> {
     const devpass::use site = caps.site.value();
     const device side = Kind == op_kind::d2h_copy ? device_of(ctx.g, x) : device_of(ctx.g, caps.get(At{}));
     std::optional<vertex> copy;
-    if constexpr (Share) copy = detail::find_copy<Kind>(ctx.g, x, side);
+    if constexpr (Share) copy = detail::find_copy<Kind>(ctx, x, side);
     if (!copy) {
       if constexpr (Share) {
         // The device goes in brackets: an id may not end in ":<digits>" (files read that as an output).
         std::string id = Kind == op_kind::d2h_copy
                              ? detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>())
                              : detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>(), "[" + to_string(side) + "]");
-        copy = detail::make_copy<Kind>(ctx, x, side, x.producer, std::move(id));
+        copy = detail::remember_copy<Kind>(ctx, x, side, detail::make_copy<Kind>(ctx, x, side, x.producer, std::move(id)));
       } else {
         std::string id = detail::copy_id(ctx.g[site.consumer].id, detail::copy_suffix<Kind>(), "." + std::to_string(site.slot));
         copy = detail::make_copy<Kind>(ctx, x, side, site.consumer, std::move(id));
@@ -186,8 +195,10 @@ struct copy_after_t : action_base<copy_after_t<Kind, X, Moves>> {
     const value_ref x = caps.get(X{});
     const device source = device_of(ctx.g, x);
     const device side = Kind == op_kind::d2h_copy ? source : cpu_device;
-    auto copy = detail::find_copy<Kind>(ctx.g, x, side);
-    if (!copy) copy = detail::make_copy<Kind>(ctx, x, side, x.producer, detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>()));
+    auto copy = detail::find_copy<Kind>(ctx, x, side);
+    if (!copy)
+      copy = detail::remember_copy<Kind>(
+          ctx, x, side, detail::make_copy<Kind>(ctx, x, side, x.producer, detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>())));
     const value_ref to{*copy, 0};
     std::vector<devpass::use> moved;
     for_each_use(ctx.g, x, [&](devpass::use u) {

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "devpass/graph/copy_census.hpp"
@@ -25,6 +28,44 @@ struct rewrite_counters {
   }
 };
 
+// The copies a rule table has found or made, by (value, copy kind, device side): a shared copy is
+// looked up once per use of its value, and scanning a value's uses for it each time is quadratic
+// in its fan-out (a million readers of one input). An entry is only a hint: lookup() checks that
+// the node is still that copy of that value, and the caller scans the uses when it is not.
+class copy_index {
+ public:
+  [[nodiscard]] std::optional<vertex> lookup(const graph& g, value_ref value, op_kind kind, device side) const {
+    const auto it = copies_.find(key_of(value, kind, side));
+    if (it == copies_.end()) return std::nullopt;
+    const vertex c = it->second;
+    if (c >= boost::num_vertices(g) || g[c].erased || g[c].op != kind || g[c].device != side) return std::nullopt;
+    const auto read = operand(g, c, 0);
+    if (!read || !(*read == value)) return std::nullopt;
+    return c;
+  }
+  void remember(value_ref value, op_kind kind, device side, vertex copy) { copies_[key_of(value, kind, side)] = copy; }
+
+ private:
+  struct key {
+    vertex producer;
+    std::uint32_t output;
+    std::uint32_t kind_and_side;
+    friend bool operator==(const key&, const key&) = default;
+  };
+  struct key_hash {
+    std::size_t operator()(const key& k) const noexcept {
+      std::uint64_t h = static_cast<std::uint64_t>(k.producer) * 0x9E3779B97F4A7C15ull;
+      h ^= (static_cast<std::uint64_t>(k.output) << 32 | k.kind_and_side) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+      return static_cast<std::size_t>(h);
+    }
+  };
+  static key key_of(value_ref value, op_kind kind, device side) {
+    return {value.producer, value.output,
+            static_cast<std::uint32_t>(kind) << 24 | static_cast<std::uint32_t>(side.type) << 16 | side.index};
+  }
+  std::unordered_map<key, vertex, key_hash> copies_;
+};
+
 template <class Options>
 struct rewrite_context {
   rewrite_context(graph& graph_, const Options& options_) : g(graph_), options(options_), ids(graph_) {}
@@ -35,6 +76,7 @@ struct rewrite_context {
   rewrite_counters counters;
   std::vector<vertex> revisit;  // filled by actions, drained by the driver
   copy_census copies_made;      // the copies add() made
+  copy_index copies;            // the copies of each value found or made so far (find_copy)
 
   vertex add(node n) {
     copies_made.add(n);  // counted now, while the node is in cache

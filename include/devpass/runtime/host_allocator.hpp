@@ -6,6 +6,8 @@
 // (a missing h2d_copy) fails instead of silently working.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +21,17 @@
 namespace devpass::runtime {
 
 namespace detail {
+// The machine's physical memory in bytes (0 when unknown). A request above it cannot succeed:
+// refusing it up front gives a clear error instead of an overcommitted mapping that the OOM
+// killer ends later, or a sanitizer's abort on an impossible size.
+[[nodiscard]] inline std::uint64_t host_memory_bytes() noexcept {
+  static const std::uint64_t bytes = [] {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page_size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) : 0;
+  }();
+  return bytes;
+}
+
 // aligned_alloc wants a size that is a multiple of the alignment, and at least one byte so that
 // every allocation has its own address.
 [[nodiscard]] inline void* aligned_host_alloc(const device_allocator& a, std::uint64_t bytes, std::uint32_t alignment,
@@ -26,6 +39,9 @@ namespace detail {
   const std::uint64_t align = alignment < alignof(std::max_align_t) ? alignof(std::max_align_t) : alignment;
   const std::uint64_t rounded = (bytes == 0 ? 1 : bytes + align - 1) / align * align;
   if (rounded < bytes) a.fail("allocate", node, std::to_string(bytes) + " bytes do not fit in memory");
+  if (const std::uint64_t memory = host_memory_bytes(); memory != 0 && rounded > memory)
+    a.fail("allocate", node,
+           std::to_string(bytes) + " bytes, more than the host's memory (" + std::to_string(memory) + " bytes)");
   void* p = std::aligned_alloc(static_cast<std::size_t>(align), static_cast<std::size_t>(rounded));
   if (p == nullptr) a.fail("allocate", node, "out of memory (" + std::to_string(bytes) + " bytes)");
   return p;
