@@ -1,8 +1,11 @@
 // scripts/bench compile — compile time of the DSL, measured by running the compiler:
 //   - a TU that runs the default device-propagation pipeline (both policies, run-time selected);
-//   - TUs with a rule table of 10, 50 and 100 distinct rules applied by the driver;
+//   - TUs with a rule table of 10, 50, 100 and 200 distinct rules applied by the driver, and the
+//     cost of each added rule between those sizes (equal figures: the growth is linear);
 //   - a TU that only includes the graph model, for reference.
 // Each TU is compiled with the project's C++ compiler at -O2 -c; the best of 3 runs is reported.
+// `bench_compile --write DIR` only writes the TUs to DIR (graph_only.cpp, pipeline.cpp,
+// rules_<n>.cpp), to time or profile them by hand (-ftime-report, clang's -ftime-trace).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "bench_report.hpp"
 
@@ -63,22 +67,45 @@ double compile_seconds(const fs::path& dir, const std::string& name, const std::
   });
 }
 
+constexpr int rule_counts[] = {10, 50, 100, 200};
+
 void emit(const std::string& metric, double value, const char* unit) { devpass::bench::emit("compile", metric, value, unit); }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string_view(argv[1]) == "--write") {
+    const fs::path out = argv[2];
+    fs::create_directories(out);
+    std::ofstream(out / "graph_only.cpp") << graph_only_tu;
+    std::ofstream(out / "pipeline.cpp") << pipeline_tu;
+    for (const int n : rule_counts) std::ofstream(out / ("rules_" + std::to_string(n) + ".cpp")) << rules_tu(n);
+    return 0;
+  }
+  if (argc != 1) {
+    std::fprintf(stderr, "usage: bench_compile [--write DIR]\n");
+    return 2;
+  }
   const fs::path dir = fs::temp_directory_path() / "devpass_bench_compile";
   fs::create_directories(dir);
   const double graph_only = compile_seconds(dir, "graph_only", graph_only_tu);
   emit("graph_model_only_seconds", graph_only, "s");
   emit("default_pipeline_seconds", compile_seconds(dir, "pipeline", pipeline_tu), "s");
-  double ten = 0;
-  for (const int n : {10, 50, 100}) {
+  double ten = 0, previous = 0;
+  int previous_n = 0;
+  for (const int n : rule_counts) {
     const double s = compile_seconds(dir, "rules_" + std::to_string(n), rules_tu(n));
     emit("rules_" + std::to_string(n) + "_seconds", s, "s");
-    if (n == 10) ten = s;
-    else emit("per_rule_seconds_10_to_" + std::to_string(n), (s - ten) / (n - 10), "s");
+    if (n == 10) {
+      ten = s;
+    } else {
+      emit("per_rule_seconds_10_to_" + std::to_string(n), (s - ten) / (n - 10), "s");
+      if (previous_n != 10)
+        emit("per_added_rule_seconds_" + std::to_string(previous_n) + "_to_" + std::to_string(n),
+             (s - previous) / (n - previous_n), "s");
+    }
+    previous = s;
+    previous_n = n;
   }
   fs::remove_all(dir);
 }

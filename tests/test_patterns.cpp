@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include "devpass/passes/propagate_device.hpp"
 #include "devpass/rules.hpp"
+#include "random_graph.hpp"
 
 using namespace devpass;
 using namespace devpass::dsl;
@@ -115,4 +117,53 @@ TEST_CASE("guards: same_device, uses, dtype, user predicates and combinators") {
   rewrite_context<options> ctx2(cross.g, opts);
   REQUIRE(round_trip.match(cross.g, {cross.h, 0}, caps));
   CHECK_FALSE(same_device(h, x).test(ctx2, caps));
+}
+
+TEST_CASE("patterns: explain is match with a reason: it gives one exactly when match fails") {
+  // One code path: on random graphs before and after propagation, every pattern below either
+  // matches a value or explain() says why, never both and never neither.
+  constexpr auto round_trip = h2d_copy(d2h_copy(any.as(x)).as(d)).as(h);
+  constexpr auto two_operands = delegate(any, any);
+  constexpr auto copy_of_delegate = h2d_copy(delegate);
+  const auto agree = [](auto p, const graph& g) {
+    std::size_t matched = 0, explained = 0;
+    for (vertex v = 0; v < boost::num_vertices(g); ++v) {
+      pattern::capture_set<typename decltype(p)::binds> caps;
+      const bool m = p.match(g, value_ref{v, 0}, caps);
+      const auto why = explain(p, g, value_ref{v, 0});
+      CHECK(m == !why.has_value());
+      (m ? matched : explained) += 1;
+    }
+    return std::pair{matched, explained};
+  };
+  std::size_t matched = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    graph g = testing::random_graph(seed);
+    for (int pass = 0; pass < 2; ++pass) {
+      matched += agree(round_trip, g).first + agree(two_operands, g).first + agree(copy_of_delegate, g).first;
+      propagate_device(g, {.policy = copy_policy::executorch, .elide = false});
+    }
+  }
+  CHECK(matched > 20);  // the patterns do match somewhere: both answers are exercised
+}
+
+TEST_CASE("guards: explain why they are false, from the test they run") {
+  struct no_options {};
+  round_trip_graph s(cuda_device(1));  // h copies to cuda:1; x lives on cuda:0
+  capture_set<decltype(round_trip)::binds> caps;
+  REQUIRE(round_trip.match(s.g, {s.h, 0}, caps));
+  const no_options o;
+  const rules::rewrite_context<no_options> ctx(s.g, o);
+  CHECK(pattern::explain_guard(same_device(h, x), ctx, caps) ==
+        "same_device(h, x) is false: h = 'h' on cuda:1, x = 'x' on cuda:0");
+  CHECK_FALSE(pattern::explain_guard(on_device(h), ctx, caps));
+  // &&: the first false conjunct; ||: both; !: what holds.
+  CHECK(pattern::explain_guard(on_device(x) && on_host(h) && unused(d), ctx, caps) ==
+        "on_host(h) is false: h = 'h' on cuda:1");
+  CHECK(pattern::explain_guard(on_host(x) || on_host(h), ctx, caps) ==
+        "neither on_host(x) is false: x = 'x' on cuda:0 nor on_host(h) is false: h = 'h' on cuda:1");
+  CHECK(pattern::explain_guard(!on_device(x), ctx, caps) == "!on_device(x) is false: on_device(x) holds");
+  CHECK(pattern::explain_guard(when([](const auto&) { return false; }), ctx, caps) == "when(...) is false");
+  // explain_guard agrees with test on every guard above.
+  CHECK((same_device(h, x)).test(ctx, caps) == !pattern::explain_guard(same_device(h, x), ctx, caps).has_value());
 }

@@ -404,6 +404,66 @@ TEST_CASE("propagate/placed values: a used and a dead cuda:0 output are marked c
   CHECK(b.g[*find_node(b.g, "x")].outputs[0].device == cuda_device(0));
 }
 
+TEST_CASE("propagate/placed values: copies the file holds are read like other placed values (executorch, every flag)") {
+  // x -> g0 (cuda:5) -> d1, a d2d_copy to cuda:0 in the file, read by a host call, by a delegate
+  // on cuda:1, by one on cuda:0 and by the output. Found by fuzzing: the call once read d1 on cuda:0
+  // (fuzz/regressions/propagate/executorch-file-d2d-copy-read-by-a-host-call).
+  for (const bool skip_d2h : {false, true})
+    for (const bool elide : {false, true}) {
+      CAPTURE(skip_d2h);
+      CAPTURE(elide);
+      graph g;
+      const tensor_spec spec{dtype::float32, {2}};
+      const auto add = [&](node n) { n.outputs = {spec}; return add_node(g, std::move(n)); };
+      const vertex x = add({.id = "x", .op = op_kind::input});
+      const vertex g0 = add({.id = "g0", .op = op_kind::delegate, .device = cuda_device(5), .kernel = "relu"});
+      const vertex d1 = add({.id = "d1", .op = op_kind::d2d_copy, .device = cuda_device(0)});
+      const vertex r = add({.id = "r", .op = op_kind::call, .kernel = "relu"});
+      const vertex on1 = add({.id = "on1", .op = op_kind::delegate, .device = cuda_device(1), .kernel = "relu"});
+      const vertex on0 = add({.id = "on0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "relu"});
+      const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
+      connect(g, {x, 0}, g0, 0);
+      connect(g, {g0, 0}, d1, 0);
+      connect(g, {d1, 0}, r, 0);
+      connect(g, {d1, 0}, on1, 0);
+      connect(g, {d1, 0}, on0, 0);
+      connect(g, {r, 0}, out, 0);
+      connect(g, {on1, 0}, out, 1);
+      connect(g, {on0, 0}, out, 2);
+      connect(g, {d1, 0}, out, 3);
+      propagate_device(g, {.policy = copy_policy::executorch, .skip_d2h_for_method_outputs = skip_d2h, .elide = elide});
+      const verify_report report = verify(g);
+      CHECK_MESSAGE(report.ok(), report.to_string());
+      CHECK(producer_of(g, "on0", 0).id == "d1");             // on d1's device: read directly
+      CHECK(producer_of(g, "on1", 0).op == op_kind::h2d_copy);  // elsewhere: through the host
+      CHECK(producer_of(g, "r", 0).op == op_kind::d2h_copy);
+    }
+}
+
+TEST_CASE("propagate: a delegate without outputs is placed like any other, both policies, every flag") {
+  // A rule's consumer capture is value 0 of its node; a delegate that declares no outputs has
+  // none, and a guard reading where it runs once threw std::out_of_range (found by fuzzing,
+  // fuzz/regressions/propagate/devpass-guard-reads-a-delegate-without-outputs).
+  for (const auto policy : {copy_policy::executorch, copy_policy::devpass})
+    for (const bool skip : {false, true}) {
+      CAPTURE(policy == copy_policy::devpass);
+      CAPTURE(skip);
+      graph g;
+      const tensor_spec spec{dtype::float32, {2}};
+      const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {spec}});
+      const vertex g0 = add_node(g, {.id = "g0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "relu", .outputs = {spec}});
+      const vertex g1 = add_node(g, {.id = "g1", .op = op_kind::delegate, .device = cuda_device(1), .kernel = "relu"});
+      const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
+      connect(g, {x, 0}, g0, 0);
+      connect(g, {g0, 0}, g1, 0);
+      connect(g, {g0, 0}, out, 0);
+      propagate_device(g, {.policy = policy, .skip_h2d_for_method_inputs = skip, .skip_d2h_for_method_outputs = skip});
+      const verify_report report = verify(g);
+      CHECK_MESSAGE(report.ok(), report.to_string());
+      CHECK(location_of(g, *operand(g, *find_node(g, "g1"), 0)) == cuda_device(1));
+    }
+}
+
 TEST_CASE("propagate/preconditions: a produced value marked on another device is refused, naming node and output") {
   // Such a mark (a delegate's output marked cpu, as a legacy-mode run leaves a host call's input
   // tagged) once made the executorch policy write an inconsistent graph and the devpass policy

@@ -2,6 +2,9 @@
 // and the iteration bound, determinism, counters.
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
 #include "devpass/rules.hpp"
 
 using namespace devpass;
@@ -202,3 +205,72 @@ TEST_CASE("driver: deterministic — the same graph gives the same rewrites in t
   }
   CHECK(first == second);
 }
+
+namespace {
+// Tables above rules::detail::inline_rules_max rules dispatch each rule out of line (compile time
+// grows linearly; driver.hpp): the same rules must behave the same there.
+constexpr auto never = any.as(x)[satisfies([](const auto&, value_ref) { return false; }, x)] / apply([](auto&, value_ref) {}, x);
+constexpr auto shared_d2h =
+    on_use(any.as(c), any.as(x))[satisfies([](const auto& ctx, value_ref v) { return ctx.g[v.producer].op == op_kind::delegate; }, x) &&
+                                 satisfies([](const auto& ctx, value_ref u) { return ctx.g[u.producer].op == op_kind::call; }, c)] /
+    share_copy_into_use<op_kind::d2h_copy>(x, x);
+
+std::string operands_text(const graph& g) {
+  std::string s;
+  for (vertex v = 0; v < boost::num_vertices(g); ++v) {
+    s += g[v].id + "(";
+    for (std::uint32_t i = 0; i < g[v].arity; ++i) {
+      const auto o = operand(g, v, i);
+      s += (o ? g[o->producer].id : "-") + ",";
+    }
+    s += ") ";
+  }
+  return s;
+}
+}  // namespace
+
+#define DEVPASS_NEVER4 never, never, never, never
+#define DEVPASS_NEVER16 DEVPASS_NEVER4, DEVPASS_NEVER4, DEVPASS_NEVER4, DEVPASS_NEVER4
+
+TEST_CASE("driver: a table of more rules than are inlined behaves as the same live rules alone") {
+  static_assert(rules::detail::inline_rules_max < 18);
+  SUBCASE("same graph and counters") {
+    chain a, b;
+    rewrite_context<no_options> ca(a.g, {}), cb(b.g, {});
+    const auto small = make_table(shared_d2h, elide);
+    const auto large = make_table(DEVPASS_NEVER16, shared_d2h, never, elide);
+    static_assert(decltype(large)::size == 19);
+    const auto ra = apply_rules(small, ca);
+    const auto rb = apply_rules(large, cb);
+    CHECK(ra.rewrites == rb.rewrites);
+    CHECK(ra.nodes_added == rb.nodes_added);
+    CHECK(ra.nodes_removed == rb.nodes_removed);
+    CHECK(rb.matches_tried > ra.matches_tried);
+    CHECK(operands_text(a.g) == operands_text(b.g));
+  }
+  SUBCASE("the first rule that matches applies, past the inlined ones too") {
+    chain s;
+    std::vector<std::string> fired;
+    rewrite_context<no_options> ctx(s.g, {});
+    (void)apply_rules(make_table(DEVPASS_NEVER16, never,
+                                 h2d_copy(any.as(x)).as(h) /
+                                     (apply([&](auto&, value_ref) { fired.push_back("first"); }, h), rewire(h, x), erase(h)),
+                                 h2d_copy.as(h) / apply([&](auto&, value_ref) { fired.push_back("second"); }, h)),
+                      ctx);
+    CHECK(fired == std::vector<std::string>{"first"});
+  }
+  SUBCASE("the bound names the rule") {
+    chain s;
+    rewrite_context<no_options> ctx(s.g, {});
+    const auto forever = make_table(DEVPASS_NEVER16, never, never, call.as(c) / apply([](auto&, value_ref) {}, c));
+    try {
+      (void)apply_rules(forever, ctx, {.bound = 50});
+      FAIL("expected the bound to stop the run");
+    } catch (const rules::rewrite_error& e) {
+      CHECK(std::string(e.what()) ==
+            "rule `call as c / apply(...)` was applied 51 times without reaching a fixed point (bound 50)");
+    }
+  }
+}
+#undef DEVPASS_NEVER16
+#undef DEVPASS_NEVER4

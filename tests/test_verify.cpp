@@ -142,6 +142,14 @@ TEST_CASE("verify_structure: op arity rules") {
     const auto r = verify_structure(s.g);
     CHECK(lines(r) == std::vector<std::string>{"node 'x': inputs: input takes no inputs, found 1"});
   }
+  SUBCASE("input and constant have an output") {
+    placed_graph s;
+    (void)add_node(s.g, {.id = "y", .op = op_kind::input});
+    (void)add_node(s.g, {.id = "w", .op = op_kind::constant});
+    const auto r = verify_structure(s.g);
+    CHECK(lines(r) == std::vector<std::string>{"node 'y': outputs: an input needs an output",
+                                               "node 'w': outputs: a constant needs an output"});
+  }
   SUBCASE("a copy has one input and one output of the same layout") {
     placed_graph s;
     s.g[s.b].outputs = {tensor_spec{dtype::float16, {2, 2}}};

@@ -162,7 +162,10 @@ void for_each_use(const graph& g, value_ref value, F&& f) {
 // caller provides it, a constant's where it lives); else the host (calls, d2h copies).
 [[nodiscard]] inline device location_of(const graph& g, value_ref value) {
   const node& n = g[value.producer];
-  if (const auto& d = n.outputs.at(value.output).device) return *d;
+  // A rule's consumer capture is value 0 of its node, which a node without outputs (a delegate
+  // whose results nobody declared) does not have: such a value is where its node puts it.
+  if (value.output < n.outputs.size())
+    if (const auto& d = n.outputs[value.output].device) return *d;
   if (n.op == op_kind::call || n.op == op_kind::d2h_copy) return cpu_device;
   return n.device;
 }

@@ -6,9 +6,11 @@
 //          | when(f)                      f(ctx) -> bool, reads no capture (e.g. an option)
 //          | guard && guard | guard || guard | !guard
 // A guard lists the captures it reads (`reads`); a rule whose guard reads a capture its pattern
-// does not bind does not compile. Guards only read the graph.
+// does not bind does not compile. Guards only read the graph. explain_guard(g, ctx, caps) says
+// why a guard is false, from the same test.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "devpass/graph/graph.hpp"
@@ -22,6 +24,19 @@ struct guard_base {};
 template <class G>
 concept guard = std::is_base_of_v<guard_base<G>, G>;
 
+// Why guard `g` is false for these captures, nullopt when it holds. The built-in guards explain
+// themselves from the test they run (`same_device(h, x) is false: h = 'c' on cuda:0, x = 'x' on
+// cpu`); a user's own guard type without explain() is named by its describe().
+template <class G, class Ctx, class Set>
+std::optional<std::string> explain_guard(const G& g, const Ctx& ctx, const Set& caps) {
+  if constexpr (requires { g.explain(ctx, caps); }) {
+    return g.explain(ctx, caps);
+  } else {
+    if (g.test(ctx, caps)) return std::nullopt;
+    return g.describe() + " is false";
+  }
+}
+
 namespace detail {
 template <class... Caps>
 std::string cap_names() {
@@ -29,6 +44,10 @@ std::string cap_names() {
   std::size_t i = 0;
   ((s += (i++ ? ", " : "") + std::string(Caps::name())), ...);
   return s;
+}
+// "'id' on cuda:0": a captured value and where it lives, for explanations.
+inline std::string value_text(const graph& g, value_ref v) {
+  return "'" + value_name(g, v) + "' on " + to_string(location_of(g, v));
 }
 }  // namespace detail
 
@@ -42,6 +61,15 @@ struct value_guard : guard_base<value_guard<Tag, F, Caps...>> {
     return f(ctx, caps.get(Caps{})...);
   }
   std::string describe() const { return std::string(Tag.view()) + "(" + detail::cap_names<Caps...>() + ")"; }
+  // Why it is false, from the same test: each capture's value and where it lives.
+  template <class Ctx, class Set>
+  std::optional<std::string> explain(const Ctx& ctx, const Set& caps) const {
+    if (test(ctx, caps)) return std::nullopt;
+    std::string why = describe() + " is false:";
+    std::size_t i = 0;
+    ((why += (i++ ? ", " : " ") + std::string(Caps::name()) + " = " + detail::value_text(ctx.g, caps.get(Caps{}))), ...);
+    return why;
+  }
 };
 
 template <fixed_string Tag, class... Caps, class F>
@@ -84,7 +112,10 @@ constexpr auto unused(A) {
 }
 template <dtype T, class A>
 constexpr auto dtype_is(A) {
-  return make_guard<"dtype_is", A>([](const auto& ctx, value_ref a) { return spec_of(ctx.g, a).type == T; });
+  // A consumer capture of a node without outputs has no value, and so no dtype.
+  return make_guard<"dtype_is", A>([](const auto& ctx, value_ref a) {
+    return a.output < ctx.g[a.producer].outputs.size() && spec_of(ctx.g, a).type == T;
+  });
 }
 template <class F, class... Caps>
 constexpr auto satisfies(F f, Caps...) {
@@ -101,6 +132,11 @@ struct context_guard : guard_base<context_guard<F>> {
     return f(ctx);
   }
   static std::string describe() { return "when(...)"; }
+  template <class Ctx, class Set>
+  std::optional<std::string> explain(const Ctx& ctx, const Set& caps) const {
+    if (test(ctx, caps)) return std::nullopt;
+    return std::string("when(...) is false");
+  }
 };
 template <class F>
 constexpr context_guard<F> when(F f) {
@@ -117,6 +153,11 @@ struct and_guard : guard_base<and_guard<A, B>> {
     return a.test(ctx, caps) && b.test(ctx, caps);
   }
   std::string describe() const { return a.describe() + " && " + b.describe(); }
+  template <class Ctx, class Set>
+  std::optional<std::string> explain(const Ctx& ctx, const Set& caps) const {
+    if (auto why = explain_guard(a, ctx, caps)) return why;
+    return explain_guard(b, ctx, caps);
+  }
 };
 template <guard A, guard B>
 struct or_guard : guard_base<or_guard<A, B>> {
@@ -128,6 +169,14 @@ struct or_guard : guard_base<or_guard<A, B>> {
     return a.test(ctx, caps) || b.test(ctx, caps);
   }
   std::string describe() const { return "(" + a.describe() + " || " + b.describe() + ")"; }
+  template <class Ctx, class Set>
+  std::optional<std::string> explain(const Ctx& ctx, const Set& caps) const {
+    auto why_a = explain_guard(a, ctx, caps);
+    if (!why_a) return std::nullopt;
+    auto why_b = explain_guard(b, ctx, caps);
+    if (!why_b) return std::nullopt;
+    return "neither " + *why_a + " nor " + *why_b;
+  }
 };
 template <guard A>
 struct not_guard : guard_base<not_guard<A>> {
@@ -138,6 +187,11 @@ struct not_guard : guard_base<not_guard<A>> {
     return !a.test(ctx, caps);
   }
   std::string describe() const { return "!" + a.describe(); }
+  template <class Ctx, class Set>
+  std::optional<std::string> explain(const Ctx& ctx, const Set& caps) const {
+    if (test(ctx, caps)) return std::nullopt;
+    return describe() + " is false: " + a.describe() + " holds";
+  }
 };
 
 template <guard A, guard B>

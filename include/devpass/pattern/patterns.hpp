@@ -7,12 +7,14 @@
 //                               node's arity must equal their number; without, any operands)
 // A pattern matches a value (producer node, output index). Captures bind values. Matching writes
 // into scratch captures that the driver only publishes when the whole rule matched.
-// Every pattern can describe() itself and explain() why it does not match a value.
+// Every pattern can describe() itself; explain(p, g, v) says why it does not match a value, by
+// running the same match() with a reason to fill (no second, hand-written matcher to drift).
 // Misuse does not compile: more operands than an op's arity, binding the same name twice.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "devpass/graph/graph.hpp"
 #include "devpass/pattern/capture.hpp"
@@ -69,17 +71,33 @@ struct pattern_base : guardable<Self> {
   }
 };
 
+// Why a match failed, written by the same code that matches (as XLA's pattern matcher threads an
+// explanation stream through its matchers): match(g, v, caps, why) with `no_reason` costs nothing
+// (every call on it is empty and inlined away); with `reason` the first failure is kept as text.
+// explain() is match() with a reason, so the two cannot disagree.
+struct no_reason {
+  static constexpr bool wanted = false;
+  template <class Text>
+  void set(Text&&) {}
+};
+struct reason {
+  static constexpr bool wanted = true;
+  std::optional<std::string> text;
+  template <class Text>
+  void set(Text&& make) {
+    if (!text) text = make();
+  }
+};
+
 struct any_t : pattern_base<any_t> {
   using binds = type_list<>;
-  template <class Caps>
-  bool match(const graph& g, value_ref v, Caps&) const {
-    return !g[v.producer].erased;
+  template <class Caps, class Why = no_reason>
+  bool match(const graph& g, value_ref v, Caps&, Why&& why = {}) const {
+    if (!g[v.producer].erased) return true;
+    why.set([&] { return "node '" + g[v.producer].id + "' is erased"; });
+    return false;
   }
   static std::string describe() { return "any"; }
-  static std::optional<std::string> explain(const graph& g, value_ref v) {
-    if (g[v.producer].erased) return "node '" + g[v.producer].id + "' is erased";
-    return std::nullopt;
-  }
 };
 
 template <op_kind Kind, bool HasOperands, class... Operands>
@@ -96,13 +114,25 @@ struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
     return {};
   }
 
-  template <class Caps>
-  bool match(const graph& g, value_ref v, Caps& caps) const {
+  template <class Caps, class Why = no_reason>
+  bool match(const graph& g, value_ref v, Caps& caps, Why&& why = {}) const {
     const node& n = g[v.producer];
-    if (n.erased || n.op != Kind) return false;
+    if (n.erased) {
+      why.set([&] { return "node '" + n.id + "' is erased"; });
+      return false;
+    }
+    if (n.op != Kind) {
+      why.set([&] { return "node '" + n.id + "' is " + std::string(to_string(n.op)) + ", expected " + std::string(to_string(Kind)); });
+      return false;
+    }
     if constexpr (HasOperands) {
-      if (n.arity != sizeof...(Operands)) return false;
-      return match_operands(g, v.producer, caps, std::index_sequence_for<Operands...>{});
+      if (n.arity != sizeof...(Operands)) {
+        why.set([&] {
+          return "node '" + n.id + "' has " + std::to_string(n.arity) + " operands, expected " + std::to_string(sizeof...(Operands));
+        });
+        return false;
+      }
+      return match_operands(g, v.producer, caps, why, std::index_sequence_for<Operands...>{});
     } else {
       return true;
     }
@@ -119,54 +149,39 @@ struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
     return s;
   }
 
-  static std::optional<std::string> explain(const graph& g, value_ref v) {
-    const node& n = g[v.producer];
-    if (n.erased) return "node '" + n.id + "' is erased";
-    if (n.op != Kind)
-      return "node '" + n.id + "' is " + std::string(to_string(n.op)) + ", expected " + std::string(to_string(Kind));
-    if constexpr (HasOperands) {
-      if (n.arity != sizeof...(Operands))
-        return "node '" + n.id + "' has " + std::to_string(n.arity) + " operands, expected " +
-               std::to_string(sizeof...(Operands));
-      std::optional<std::string> why;
-      std::uint32_t slot = 0;
-      (void)((why = explain_operand<Operands>(g, v.producer, slot++), !why) && ...);
-      return why;
-    } else {
-      return std::nullopt;
-    }
-  }
-
  private:
-  template <class Caps, std::size_t... I>
-  bool match_operands(const graph& g, vertex consumer, Caps& caps, std::index_sequence<I...>) const {
-    return (match_operand<Operands>(g, consumer, static_cast<std::uint32_t>(I), caps) && ...);
+  template <class Caps, class Why, std::size_t... I>
+  bool match_operands(const graph& g, vertex consumer, Caps& caps, Why& why, std::index_sequence<I...>) const {
+    return (match_operand<Operands>(g, consumer, static_cast<std::uint32_t>(I), caps, why) && ...);
   }
-  template <class P, class Caps>
-  static bool match_operand(const graph& g, vertex consumer, std::uint32_t slot, Caps& caps) {
+  template <class P, class Caps, class Why>
+  static bool match_operand(const graph& g, vertex consumer, std::uint32_t slot, Caps& caps, Why& why) {
     const auto value = operand(g, consumer, slot);
-    return value && P{}.match(g, *value, caps);
-  }
-  template <class P>
-  static std::optional<std::string> explain_operand(const graph& g, vertex consumer, std::uint32_t slot) {
-    const auto value = operand(g, consumer, slot);
-    if (!value) return "operand " + std::to_string(slot) + " of '" + g[consumer].id + "' is not connected";
-    if (auto why = P::explain(g, *value)) return "operand " + std::to_string(slot) + " of '" + g[consumer].id + "': " + *why;
-    return std::nullopt;
+    if (!value) {
+      why.set([&] { return "operand " + std::to_string(slot) + " of '" + g[consumer].id + "' is not connected"; });
+      return false;
+    }
+    if constexpr (std::remove_cvref_t<Why>::wanted) {
+      reason inner;
+      if (P{}.match(g, *value, caps, inner)) return true;
+      why.set([&] { return "operand " + std::to_string(slot) + " of '" + g[consumer].id + "': " + inner.text.value_or("no match"); });
+      return false;
+    } else {
+      return P{}.match(g, *value, caps);
+    }
   }
 };
 
 template <class P, class C>
 struct bound : pattern_base<bound<P, C>> {
   using binds = concat_t<typename P::binds, type_list<C>>;
-  template <class Caps>
-  bool match(const graph& g, value_ref v, Caps& caps) const {
-    if (!P{}.match(g, v, caps)) return false;
+  template <class Caps, class Why = no_reason>
+  bool match(const graph& g, value_ref v, Caps& caps, Why&& why = {}) const {
+    if (!P{}.match(g, v, caps, why)) return false;
     caps.set(C{}, v);
     return true;
   }
   static std::string describe() { return P::describe() + " as " + std::string(C::name()); }
-  static std::optional<std::string> explain(const graph& g, value_ref v) { return P::explain(g, v); }
 };
 
 inline constexpr any_t any{};
@@ -204,10 +219,14 @@ constexpr on_use_t<C, O> on_use(C, O) {
   return {};
 }
 
-// Explains why pattern P does not match `value`; nullopt when it matches.
+// Explains why pattern P does not match `value`; nullopt when it matches. The same match() the
+// driver runs, with a reason to fill (and scratch captures nobody reads).
 template <class P>
 [[nodiscard]] std::optional<std::string> explain(P, const graph& g, value_ref value) {
-  return P::explain(g, value);
+  capture_set<typename P::binds> scratch;
+  reason why;
+  if (P{}.match(g, value, scratch, why)) return std::nullopt;
+  return why.text.value_or("no match");
 }
 template <class P>
 [[nodiscard]] std::string describe(P) {

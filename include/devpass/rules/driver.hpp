@@ -9,7 +9,9 @@
 // the guard conjuncts that read only consumer captures once per node, before it reads the
 // operands (guard_split.hpp); the operands are read once per visit for all on_use rules.
 // Captures are written to a scratch set and the rule only sees them once its whole pattern
-// matched.
+// matched. Each rule is tried by a function of that rule's types alone (detail::try_rule), which
+// the optimiser may inline in tables of up to 16 rules and which larger tables call: compile time
+// grows linearly with the number of rules (docs/performance.md).
 // Termination: a shrinking rule removes a node each time; every other rule may be applied at most
 // `bound` times in all (default: 4 * (nodes + edges) + 64 of the input graph). Reaching the bound
 // throws rewrite_error naming the rule: never a silent stop. Erased nodes are compacted at the end
@@ -21,7 +23,6 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -110,6 +111,54 @@ struct sites<pattern::on_use_t<C, O>> {
     return false;
   }
 };
+
+// A rule's guard split into what its root form can test early and the rest (guard_split.hpp).
+template <class Rule>
+constexpr auto split_rule_guard(const Rule& r) {
+  return split<typename sites<typename Rule::root_type>::early_caps>(r.guard);
+}
+template <class Rule>
+using split_guard_of = decltype(split_rule_guard(std::declval<const Rule&>()));
+
+[[noreturn, gnu::cold]] inline void throw_no_fixed_point(const std::string& rule, std::size_t applied, std::size_t bound) {
+  throw rewrite_error("rule `" + rule + "` was applied " + std::to_string(applied) +
+                      " times without reaching a fixed point (bound " + std::to_string(bound) + ")");
+}
+
+// Tries rule `r`, its guard split into `guard`, at every site of v; true when it was applied.
+// A function of this rule's types only, not a lambda in apply_rules: a lambda there is named
+// after the whole table, so N rules made N functions whose names are O(N) long, O(N^2) to
+// mangle, emit and link (g++ -O2, 200 rules: a 12 MB object file, nearly all symbol names).
+template <class Rule, class Guard, class Ctx>
+bool try_rule(const Rule& r, const Guard& guard, Ctx& ctx, vertex v, operand_cache& operands, std::size_t& applied,
+              std::size_t bound) {
+  using caps_t = pattern::capture_set<typename Rule::binds>;
+  const bool fired = sites<typename Rule::root_type>::template each<caps_t>(
+      ctx.g, v, ctx.counters.matches_tried, operands, [&](const caps_t& caps) { return guard.early.test(ctx, caps); },
+      [&](const caps_t& caps) {
+        if (!guard.later.test(ctx, caps)) return false;
+        r.action.apply(ctx, caps);
+        operands.clear();
+        return true;
+      });
+  if (fired) {
+    ++ctx.counters.rewrites;
+    if (!Rule::shrinks && ++applied > bound) throw_no_fixed_point(r.describe(), applied, bound);
+  }
+  return fired;
+}
+// The same, never inlined: for tables of more than inline_rules_max rules.
+template <class Rule, class Guard, class Ctx>
+[[gnu::noinline]] bool try_rule_out_of_line(const Rule& r, const Guard& guard, Ctx& ctx, vertex v, operand_cache& operands,
+                                            std::size_t& applied, std::size_t bound) {
+  return try_rule(r, guard, ctx, v, operands, applied, bound);
+}
+// Up to this many rules, a table's rules may be inlined into the driver loop (the propagation
+// tables have 1 to 3). A larger table calls one function per rule: inlined, its N rules make one
+// function of size O(N), and an optimiser's cost grows faster than the size of the function
+// (clang 14 -O2, 100 rules: 8.6 s of 18.9 s went to optimising that function; called, 1.4 s
+// for every function of the TU, 8.5 s in all).
+inline constexpr std::size_t inline_rules_max = 16;
 }  // namespace detail
 
 struct apply_options {
@@ -132,42 +181,28 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
   std::vector<char> queued(swept, 1);
   bool tombstones = false;  // erased nodes seen or made: compact() has work
 
-  // Every rule's guard, split once for the whole run (guard_split.hpp).
-  const auto guards = std::apply(
-      [](const auto&... rule) {
-        return std::make_tuple(
-            detail::split<typename detail::sites<typename std::decay_t<decltype(rule)>::root_type>::early_caps>(rule.guard)...);
-      },
-      table.rules);
+  // Every rule's guard, split once for the whole run (guard_split.hpp). Rule I and its split
+  // guard are element I of a flat tuple (rule.hpp): O(1) per rule to instantiate.
+  using guards_t = detail::flat_tuple<detail::split_guard_of<Rules>...>;
+  const guards_t guards = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return guards_t{{detail::split_rule_guard(detail::element<I, Rules>(table.rules))}...};
+  }(std::index_sequence_for<Rules...>{});
 
   detail::operand_cache operands;
-  // Tries rule I at every site of v; true when it was applied.
-  const auto try_rule = [&]<std::size_t I>(vertex v, std::integral_constant<std::size_t, I>) {
-    const auto& r = std::get<I>(table.rules);
-    const auto& guard = std::get<I>(guards);
-    using rule_t = std::decay_t<decltype(r)>;
-    using caps_t = pattern::capture_set<typename rule_t::binds>;
-    const bool fired = detail::sites<typename rule_t::root_type>::template each<caps_t>(
-        g, v, ctx.counters.matches_tried, operands, [&](const caps_t& caps) { return guard.early.test(ctx, caps); },
-        [&](const caps_t& caps) {
-          if (!guard.later.test(ctx, caps)) return false;
-          r.action.apply(ctx, caps);
-          operands.clear();
-          return true;
-        });
-    if (fired) {
-      ++ctx.counters.rewrites;
-      if (!rule_t::shrinks && ++applied[I] > bound)
-        throw rewrite_error("rule `" + r.describe() + "` was applied " + std::to_string(applied[I]) +
-                            " times without reaching a fixed point (bound " + std::to_string(bound) + ")");
-    }
-    return fired;
-  };
   // Tries the table at v once, rules in order; true when a rule was applied.
   const auto visit = [&](vertex v) {
     operands.clear();
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return (try_rule(v, std::integral_constant<std::size_t, I>{}) || ...);
+      using detail::element;
+      if constexpr (sizeof...(Rules) <= detail::inline_rules_max)
+        return (detail::try_rule(element<I, Rules>(table.rules), element<I, detail::split_guard_of<Rules>>(guards), ctx, v,
+                                 operands, applied[I], bound) ||
+                ...);
+      else
+        return (detail::try_rule_out_of_line(element<I, Rules>(table.rules),
+                                             element<I, detail::split_guard_of<Rules>>(guards), ctx, v, operands,
+                                             applied[I], bound) ||
+                ...);
     }(std::index_sequence_for<Rules...>{});
   };
 

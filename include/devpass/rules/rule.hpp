@@ -10,8 +10,9 @@
 // that for termination and bounds every other rule (see driver.hpp).
 #pragma once
 
+#include <cstddef>
 #include <string>
-#include <tuple>
+#include <utility>
 
 #include "devpass/pattern/patterns.hpp"
 #include "devpass/rules/actions.hpp"
@@ -64,16 +65,39 @@ constexpr rule<R, pattern::always, A> operator/(R, A a) {
   return {{}, a};
 }
 
+namespace detail {
+// A flat, non-recursive tuple: `indexed_set<index_sequence<I...>, Ts...>` derives from
+// every `indexed<I, Ts>` at once, so reading element I names its base directly. std::tuple is
+// recursive in libstdc++ (a chain of N bases, each naming the rest of the types; its constructor's
+// constraints and std::get and tuple_element walk it), which made a table of N rules cost
+// O(N^2) instantiations to build and to read.
+template <std::size_t I, class T>
+struct indexed {
+  [[no_unique_address]] T value;
+};
+template <class Indices, class... Ts>
+struct indexed_set;
+template <std::size_t... I, class... Ts>
+struct indexed_set<std::index_sequence<I...>, Ts...> : indexed<I, Ts>... {};
+template <class... Ts>
+using flat_tuple = indexed_set<std::index_sequence_for<Ts...>, Ts...>;
+// Element I of a flat_tuple, as element<I, T_I>(set): the base is named, not searched for.
+template <std::size_t I, class T>
+constexpr const T& element(const indexed<I, T>& e) {
+  return e.value;
+}
+}  // namespace detail
+
 template <class... Rules>
 struct rule_table {
-  std::tuple<Rules...> rules;
+  detail::flat_tuple<Rules...> rules;  // rule I is the base detail::indexed<I, Rule_I>
   static constexpr std::size_t size = sizeof...(Rules);
 };
 
 template <class... Rules>
 constexpr rule_table<Rules...> make_table(Rules... rules) {
   static_assert(sizeof...(Rules) > 0, "devpass: a rule table needs at least one rule");
-  return {{rules...}};
+  return {{{rules}...}};
 }
 
 }  // namespace devpass::rules
