@@ -274,3 +274,47 @@ TEST_CASE("driver: a table of more rules than are inlined behaves as the same li
 }
 #undef DEVPASS_NEVER16
 #undef DEVPASS_NEVER4
+
+TEST_CASE("driver: a trace reports every rule tried at each node, with the matcher's and the guards' reasons") {
+  chain s;  // k(cuda:0) -> dh -> hd(cuda:0) -> m: the round trip elides
+  s.g[s.hd].device = cuda_device(1);  // ... unless the h2d goes to another device
+  struct event {
+    std::string rule, node, site, why;
+  };
+  std::vector<event> events;
+  rules::rule_trace trace;
+  trace.user = &events;
+  trace.report = [](void* user, std::string_view rule, std::string_view node, std::string_view site, std::string_view why) {
+    static_cast<std::vector<event>*>(user)->push_back({std::string(rule), std::string(node), std::string(site), std::string(why)});
+  };
+  rewrite_context<no_options> ctx(s.g, {});
+  ctx.trace = &trace;
+  const auto r = apply_rules(make_table(elide), ctx);
+  CHECK(r.rewrites == 0);
+  const auto why_at = [&](std::string_view node) {
+    for (const event& e : events)
+      if (e.node == node) return e.site + ": " + e.why;
+    return std::string("not reported");
+  };
+  CHECK(why_at("k") == "value 0: node 'k' is delegate, expected h2d_copy");
+  CHECK(why_at("hd") == "value 0: same_device(h, x) is false: h = 'hd' on cuda:1, x = 'k' on cuda:0");
+  CHECK(events.size() == boost::num_vertices(s.g));  // one site per node for a node rule
+  CHECK(events.front().rule == elide.describe());
+
+  SUBCASE("a rule that applies is reported as applied; `only` filters by the rule's text") {
+    chain t;
+    std::vector<event> applied;
+    rules::rule_trace only_elide = trace;
+    only_elide.user = &applied;
+    only_elide.only = "same_device";
+    rewrite_context<no_options> c2(t.g, {});
+    c2.trace = &only_elide;
+    (void)apply_rules(make_table(elide, never), c2);
+    bool saw_applied = false;
+    for (const event& e : applied) {
+      CHECK(e.rule.find("same_device") != std::string::npos);
+      saw_applied = saw_applied || (e.node == "hd" && e.why == "applied");
+    }
+    CHECK(saw_applied);
+  }
+}

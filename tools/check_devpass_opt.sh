@@ -125,6 +125,16 @@ case $mode in
     expect_rc 2 "$opt" "$graph" -o
     expect_rc 2 "$opt" --verify-each=yes "$graph" -o "$work/out.json"
     expect_rc 2 "$opt" --no-verify=yes "$graph" -o "$work/out.json"
+    # --debug-rules: a line per rule tried, with the reason; the result is the same without it.
+    expect_rc 2 "$opt" --debug-rules "$graph" -o "$work/out.json"
+    expect_rc 0 "$opt" --propagate-device --policy=executorch --debug-rules=same_device "$graph" -o "$work/traced.json"
+    grep -q "^debug-rules: node '[^']*': value 0: \`h2d_copy(d2h_copy(any as x) as d) as h \[same_device(h, x)\].*\`: node '[^']*' is [a-z_]*, expected h2d_copy$" "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "--debug-rules does not explain a rule that did not apply"; }
+    grep -q "^debug-rules: node '[^']*': \`h2d_copy(d2h_copy.*\`: applied$" "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "--debug-rules does not report the rule that applied"; }
+    if grep -v "same_device" "$work/stderr" | grep -q "^debug-rules:"; then fail "--debug-rules=same_device reports other rules"; fi
+    expect_rc 0 "$opt" --propagate-device --policy=executorch "$graph" -o "$work/untraced.json"
+    cmp -s "$work/traced.json" "$work/untraced.json" || fail "--debug-rules changed the result"
     # An optional value goes after '=': the next word is an input file, and the error says so.
     expect_rc 2 "$opt" --time-passes json "$graph" -o "$work/out.json"
     grep -q "more than one input file ('json' and '.*'); a value of --time-passes goes after '=': --time-passes=json" "$work/stderr" ||

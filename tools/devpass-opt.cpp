@@ -56,12 +56,14 @@ struct options {
   bool plan_memory = false;
   bool stats = false;
   bool print_after_each = false;
+  bool debug_rules = false;
+  std::string debug_rules_filter;
   timing time_passes = timing::off;
   devpass::propagate_options propagation;
   bool propagation_flag_given = false;  // a propagation option without --propagate-device
 };
 
-enum class takes { nothing, value };
+enum class takes { nothing, value, optional_value };  // optional: only as --name=value
 
 struct option_spec {
   std::string_view name;     // with the dashes: "--emit"
@@ -123,6 +125,13 @@ const option_spec option_table[] = {
      [](options& o, std::string_view) { o.time_passes = timing::json; }},
     {"--print-after-each", takes::nothing, "--print-after-each", "print the graph (JSON) to stderr after every phase",
      [](options& o, std::string_view) { o.print_after_each = true; }},
+    {"--debug-rules", takes::optional_value, "--debug-rules[=RULE]",
+     "print each rule tried at each node and why it did not apply (RULE: only rules whose text contains it)",
+     [](options& o, std::string_view v) {
+       o.debug_rules = true;
+       o.debug_rules_filter = std::string(v);
+       o.propagation_flag_given = true;
+     }},
     {"--verify-each", takes::nothing, "--verify-each",
      "verify the graph after reading it and after every pass; report every violation",
      [](options& o, std::string_view) { o.verify_each = true; }},
@@ -181,16 +190,20 @@ options parse_command_line(int argc, char** argv) {
       name = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     }
-    if (const option_spec* whole = find_option(arg); whole && whole->argument == takes::nothing) {
-      whole->apply(o, {});
-      if (value_is_optional(*whole) && i + 1 < argc && argv[i + 1][0] != '-') {
+    const auto remember_word_after = [&](const option_spec& spec) {
+      if (value_is_optional(spec) && i + 1 < argc && argv[i + 1][0] != '-') {
         word_after_optional = argv[i + 1];
         optional_value_hint = "; a value of " + std::string(arg) + " goes after '=': " + std::string(arg) + "=" + argv[i + 1];
       }
+    };
+    if (const option_spec* whole = find_option(arg); whole && whole->argument == takes::nothing) {
+      whole->apply(o, {});
+      remember_word_after(*whole);
       continue;
     }
     const option_spec* spec = find_option(name);
     if (!spec) throw usage_error{"unknown option '" + std::string(arg) + "'"};
+    if (spec->argument == takes::optional_value && !value) remember_word_after(*spec);
     if (spec->argument == takes::nothing && value)
       throw usage_error{"option '" + std::string(name) + "' takes no value"};
     if (spec->argument == takes::value && !value) {
@@ -318,10 +331,21 @@ int run(const options& o) {
   devpass::graph& g = *read;
 
   tool_instrumentation instrumentation{o, {}, {}};
+  // --debug-rules: every rule the propagation phases try, one line each on stderr.
+  devpass::rules::rule_trace trace;
+  devpass::propagate_options propagation = o.propagation;
+  if (o.debug_rules) {
+    trace.report = [](void*, std::string_view rule, std::string_view node, std::string_view site, std::string_view why) {
+      std::cerr << "debug-rules: node '" << node << "'" << (site.empty() ? "" : ": ") << site << ": `" << rule << "`: " << why
+                << "\n";
+    };
+    trace.only = o.debug_rules_filter;
+    propagation.trace = &trace;
+  }
   std::optional<devpass::memory_plan> plan;
   try {
     if (o.propagate) {
-      const auto totals = devpass::propagate_device_with<devpass::runtime_propagate_policy>(g, o.propagation, instrumentation);
+      const auto totals = devpass::propagate_device_with<devpass::runtime_propagate_policy>(g, propagation, instrumentation);
       if (o.verify_each && !verify_ok(g, o.propagation.enable_non_cpu_memory_planning, "propagate-device")) return 1;
       if (o.stats) print_statistics(instrumentation, totals);
     }

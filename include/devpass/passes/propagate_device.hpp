@@ -24,6 +24,7 @@
 #include "devpass/graph/verify.hpp"
 #include "devpass/pipeline/pipeline.hpp"
 #include "devpass/rules.hpp"
+#include "devpass/rules/trace.hpp"
 
 namespace devpass {
 
@@ -35,6 +36,7 @@ struct propagate_options {
   bool skip_h2d_for_method_inputs = false;
   bool skip_d2h_for_method_outputs = false;
   bool elide = true;
+  const rules::rule_trace* trace = nullptr;  // every rule the phases try, reported (rules/trace.hpp)
 };
 
 // Compile-time policies: derive from propagate_policy and override what differs.
@@ -187,6 +189,7 @@ inline constexpr auto elide_table = make_table(
 template <class Table>
 pipeline::phase_result run_table(const Table& table, graph& g, const propagate_options& options) {
   rules::rewrite_context<propagate_options> ctx(g, options);
+  ctx.trace = options.trace;
   pipeline::phase_result result;
   result.counters = rules::apply_rules(table, ctx);
   result.copies_inserted = result.counters.nodes_added;

@@ -11,6 +11,7 @@
 #include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/graph.hpp"
 #include "devpass/graph/id_allocator.hpp"
+#include "devpass/rules/trace.hpp"
 
 namespace devpass::rules {
 
@@ -77,6 +78,7 @@ struct rewrite_context {
   std::vector<vertex> revisit;  // filled by actions, drained by the driver
   copy_census copies_made;      // the copies add() made
   copy_index copies;            // the copies of each value found or made so far (find_copy)
+  const rule_trace* trace = nullptr;  // when set, the driver reports every rule it tries (trace.hpp)
 
   vertex add(node n) {
     copies_made.add(n);  // counted now, while the node is in cache

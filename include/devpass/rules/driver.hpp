@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "devpass/rules/context.hpp"
+#include "devpass/rules/trace.hpp"
 #include "devpass/rules/guard_split.hpp"
 #include "devpass/rules/rule.hpp"
 
@@ -65,6 +66,23 @@ class operand_cache {
   std::span<value_ref> slots_;
 };
 
+// One site for the trace: why the pattern does not match, else why the guard is false, else
+// "applies". True when the rule would apply there.
+template <class P, class Caps, class Guard, class Ctx, class Report>
+bool explain_site(const Guard& guard, const Ctx& ctx, value_ref value, Caps caps, std::string_view site, Report& report) {
+  pattern::reason why;
+  if (!P{}.match(ctx.g, value, caps, why)) {
+    report(site, why.text.value_or("no match"));
+    return false;
+  }
+  if (auto no = pattern::explain_guard(guard, ctx, caps)) {
+    report(site, *no);
+    return false;
+  }
+  report(site, "applies");
+  return true;
+}
+
 // Where a root form is tried at node v. `early(caps)` tests the guard conjuncts that read only the
 // captures in early_caps (see guard_split.hpp); `fire(caps)` tests the rest and applies the rule.
 template <class Root>
@@ -77,7 +95,13 @@ struct sites {
     ++tried;
     return Root{}.match(g, value_ref{v, 0}, caps) && early(caps) && fire(caps);
   }
+  // The same sites, for the trace: report(site, why) for each until one would apply.
+  template <class Caps, class Guard, class Ctx, class Report>
+  static void explain(const Guard& guard, const Ctx& ctx, vertex v, Report&& report) {
+    explain_site<Root, Caps>(guard, ctx, value_ref{v, 0}, Caps{}, "value 0", report);
+  }
 };
+
 template <class P>
 struct sites<pattern::each_output_t<P>> {
   using early_caps = pattern::type_list<>;
@@ -90,6 +114,12 @@ struct sites<pattern::each_output_t<P>> {
       if (P{}.match(g, value_ref{v, k}, caps) && early(caps) && fire(caps)) return true;
     }
     return false;
+  }
+  template <class Caps, class Guard, class Ctx, class Report>
+  static void explain(const Guard& guard, const Ctx& ctx, vertex v, Report&& report) {
+    const auto outputs = static_cast<std::uint32_t>(ctx.g[v].outputs.size());
+    for (std::uint32_t k = 0; k < outputs; ++k)
+      if (explain_site<P, Caps>(guard, ctx, value_ref{v, k}, Caps{}, "output " + std::to_string(k), report)) return;
   }
 };
 template <class C, class O>
@@ -110,6 +140,21 @@ struct sites<pattern::on_use_t<C, O>> {
     }
     return false;
   }
+  template <class Caps, class Guard, class Ctx, class Report>
+  static void explain(const Guard& guard, const Ctx& ctx, vertex v, Report&& report) {
+    Caps consumer;
+    pattern::reason why;
+    if (!C{}.match(ctx.g, value_ref{v, 0}, consumer, why)) {
+      report("node", why.text.value_or("no match"));
+      return;
+    }
+    const std::vector<value_ref> slot_values = operands(ctx.g, v);
+    for (std::uint32_t slot = 0; slot < slot_values.size(); ++slot) {
+      Caps caps = consumer;
+      caps.site = devpass::use{v, slot};
+      if (explain_site<O, Caps>(guard, ctx, slot_values[slot], caps, "input " + std::to_string(slot), report)) return;
+    }
+  }
 };
 
 // A rule's guard split into what its root form can test early and the rest (guard_split.hpp).
@@ -123,6 +168,24 @@ using split_guard_of = decltype(split_rule_guard(std::declval<const Rule&>()));
 [[noreturn, gnu::cold]] inline void throw_no_fixed_point(const std::string& rule, std::size_t applied, std::size_t bound) {
   throw rewrite_error("rule `" + rule + "` was applied " + std::to_string(applied) +
                       " times without reaching a fixed point (bound " + std::to_string(bound) + ")");
+}
+
+// Reports rule `r` at node v to ctx.trace (trace.hpp), after the driver tried it. A rule that
+// applied was reported at its sites before the rewrite changed them, so this walks the sites of a
+// rule that did not fire, and names the one that did.
+template <class Rule, class Ctx>
+[[gnu::cold, gnu::noinline]] void trace_rule(const Rule& r, const Ctx& ctx, vertex v, bool fired) {
+  const rule_trace& trace = *ctx.trace;
+  const std::string text = r.describe();
+  if (!trace.only.empty() && text.find(trace.only) == std::string::npos) return;
+  const std::string& node = v < boost::num_vertices(ctx.g) ? ctx.g[v].id : std::string();
+  if (fired) {
+    trace.report(trace.user, text, node, "", "applied");
+    return;
+  }
+  using caps_t = pattern::capture_set<typename Rule::binds>;
+  sites<typename Rule::root_type>::template explain<caps_t>(
+      r.guard, ctx, v, [&](std::string_view site, std::string_view why) { trace.report(trace.user, text, node, site, why); });
 }
 
 // Tries rule `r`, its guard split into `guard`, at every site of v; true when it was applied.
@@ -141,6 +204,8 @@ bool try_rule(const Rule& r, const Guard& guard, Ctx& ctx, vertex v, operand_cac
         operands.clear();
         return true;
       });
+  if (ctx.trace) [[unlikely]]
+    trace_rule(r, ctx, v, fired);
   if (fired) {
     ++ctx.counters.rewrites;
     if (!Rule::shrinks && ++applied > bound) throw_no_fixed_point(r.describe(), applied, bound);
