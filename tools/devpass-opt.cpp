@@ -119,10 +119,12 @@ const option_spec option_table[] = {
      [](options& o, std::string_view) { o.plan_memory = true; }},
     {"--stats", takes::nothing, "--stats", "print per-phase statistics and copy bytes (and buffers) to stderr",
      [](options& o, std::string_view) { o.stats = true; }},
-    {"--time-passes", takes::nothing, "--time-passes[=json]", "print the wall time of each phase to stderr",
-     [](options& o, std::string_view) { o.time_passes = timing::text; }},
-    {"--time-passes=json", takes::nothing, "", "",
-     [](options& o, std::string_view) { o.time_passes = timing::json; }},
+    {"--time-passes", takes::optional_value, "--time-passes[=json]", "print the wall time of each phase to stderr",
+     [](options& o, std::string_view v) {
+       if (v.empty()) o.time_passes = timing::text;
+       else if (v == "json") o.time_passes = timing::json;
+       else throw usage_error{"--time-passes: expected json, got '" + std::string(v) + "'"};
+     }},
     {"--print-after-each", takes::nothing, "--print-after-each", "print the graph (JSON) to stderr after every phase",
      [](options& o, std::string_view) { o.print_after_each = true; }},
     {"--debug-rules", takes::optional_value, "--debug-rules[=RULE]",
@@ -153,10 +155,6 @@ void set_input(options& o, std::string_view arg) {
   if (o.input) throw usage_error{"more than one input file ('" + *o.input + "' and '" + std::string(arg) + "')"};
   o.input = std::string(arg);
 }
-
-// An option whose value is optional (--time-passes[=json]) takes it only after '=', as getopt
-// does: the next argument is never its value, so `--time-passes json` reads `json` as a file.
-bool value_is_optional(const option_spec& spec) { return spec.metavar.ends_with("]") && spec.metavar.find("[=") != std::string_view::npos; }
 
 options parse_command_line(int argc, char** argv) {
   options o;
@@ -190,20 +188,15 @@ options parse_command_line(int argc, char** argv) {
       name = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     }
-    const auto remember_word_after = [&](const option_spec& spec) {
-      if (value_is_optional(spec) && i + 1 < argc && argv[i + 1][0] != '-') {
-        word_after_optional = argv[i + 1];
-        optional_value_hint = "; a value of " + std::string(arg) + " goes after '=': " + std::string(arg) + "=" + argv[i + 1];
-      }
-    };
-    if (const option_spec* whole = find_option(arg); whole && whole->argument == takes::nothing) {
-      whole->apply(o, {});
-      remember_word_after(*whole);
-      continue;
-    }
     const option_spec* spec = find_option(name);
     if (!spec) throw usage_error{"unknown option '" + std::string(arg) + "'"};
-    if (spec->argument == takes::optional_value && !value) remember_word_after(*spec);
+    // An optional value (--time-passes[=json]) comes only after '=', as with getopt: the next
+    // argument is never its value, so `--time-passes json` reads `json` as a file; say so if
+    // that makes a second input file.
+    if (spec->argument == takes::optional_value && !value && i + 1 < argc && argv[i + 1][0] != '-') {
+      word_after_optional = argv[i + 1];
+      optional_value_hint = "; a value of " + std::string(arg) + " goes after '=': " + std::string(arg) + "=" + argv[i + 1];
+    }
     if (spec->argument == takes::nothing && value)
       throw usage_error{"option '" + std::string(name) + "' takes no value"};
     if (spec->argument == takes::value && !value) {
@@ -219,7 +212,6 @@ void print_help(std::ostream& os) {
   os << "OVERVIEW: devpass graph optimizer: reads a devpass.graph/1 file, runs passes, writes the result\n\n"
         "USAGE: devpass-opt [options] <in.json|->\n\nOPTIONS:\n";
   for (const auto& spec : option_table) {
-    if (spec.metavar.empty()) continue;  // a spelling of the row above
     std::string left(spec.metavar);
     if (left.size() < 31) left.resize(31, ' ');
     else left += ' ';

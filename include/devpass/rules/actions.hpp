@@ -80,8 +80,8 @@ inline std::string copy_id(const graph& g, value_ref value, std::string_view suf
 }
 
 // Values with more uses than this have their copies looked up in the context's copy index; for
-// the rest a scan of the uses is cheaper than a hash lookup (measured: indexing every value made
-// the devpass policy 2.7x slower on the 1M-node bench, whose values have one or two uses).
+// the rest (most values have one or two uses) a scan of the uses costs less than hashing, and no
+// index entry is allocated per copy.
 inline constexpr std::size_t copy_index_min_uses = 32;
 
 // An existing copy of kind Kind of `value` whose device side is `side`: a scan of the value's
