@@ -1,5 +1,6 @@
 // scripts/bench compile — compile time of the DSL, measured by running the compiler:
-//   - a TU that runs the default device-propagation pipeline (both policies, run-time selected);
+//   - a TU that runs the default device-propagation pipeline (both policies, run-time selected),
+//     and the same over a compiler's own IR (examples/own_graph/);
 //   - TUs with a rule table of 10, 50, 100 and 200 distinct rules applied by the driver, and the
 //     cost of each added rule between those sizes (equal figures: the growth is linear);
 //   - a TU that only includes the graph model, for reference.
@@ -50,6 +51,13 @@ const char* const pipeline_tu =
     "std::size_t run(devpass::graph& g, const devpass::propagate_options& o) {\n"
     "  return devpass::propagate_device(g, o).after.copies(); }\n";
 
+// The same pipeline over a compiler's own IR (examples/own_graph/), a second graph model.
+const char* const own_graph_pipeline_tu =
+    "#include <devpass/passes/propagate_device.hpp>\n"
+    "#include <own_graph.hpp>\n"
+    "std::size_t run(mycc::ir_graph& g, const devpass::propagate_options& o) {\n"
+    "  return devpass::propagate_device(g, o).after.copies(); }\n";
+
 const char* const graph_only_tu =
     "#include <devpass/graph/graph.hpp>\n"
     "std::size_t run(devpass::graph& g) { return devpass::topological_order(g).size(); }\n";
@@ -58,7 +66,7 @@ double compile_seconds(const fs::path& dir, const std::string& name, const std::
   const fs::path file = dir / (name + ".cpp");
   std::ofstream(file) << source;
   const std::string command = std::string(DEVPASS_CXX) + " -std=c++20 -O2 -c -I" + DEVPASS_INCLUDE + " -I" +
-                              DEVPASS_BOOST_INCLUDE + " " + file.string() + " -o " + (dir / (name + ".o")).string();
+                              DEVPASS_OWN_GRAPH_INCLUDE + " -I" + DEVPASS_BOOST_INCLUDE + " " + file.string() + " -o " + (dir / (name + ".o")).string();
   return devpass::bench::best_seconds(3, [&] {
     if (std::system(command.c_str()) != 0) {
       std::fprintf(stderr, "bench compile: '%s' failed\n", command.c_str());
@@ -79,6 +87,7 @@ int main(int argc, char** argv) {
     fs::create_directories(out);
     std::ofstream(out / "graph_only.cpp") << graph_only_tu;
     std::ofstream(out / "pipeline.cpp") << pipeline_tu;
+    std::ofstream(out / "own_graph_pipeline.cpp") << own_graph_pipeline_tu;
     for (const int n : rule_counts) std::ofstream(out / ("rules_" + std::to_string(n) + ".cpp")) << rules_tu(n);
     return 0;
   }
@@ -91,6 +100,7 @@ int main(int argc, char** argv) {
   const double graph_only = compile_seconds(dir, "graph_only", graph_only_tu);
   emit("graph_model_only_seconds", graph_only, "s");
   emit("default_pipeline_seconds", compile_seconds(dir, "pipeline", pipeline_tu), "s");
+  emit("own_graph_pipeline_seconds", compile_seconds(dir, "own_graph_pipeline", own_graph_pipeline_tu), "s");
   double ten = 0, previous = 0;
   int previous_n = 0;
   for (const int n : rule_counts) {

@@ -20,7 +20,9 @@
 #include "bench_report.hpp"
 #include "flat_propagation.hpp"
 #include "graph_api_propagation.hpp"
+#include "convert.hpp"
 #include "lean_graph_propagation.hpp"
+#include "own_graph_hand_written.hpp"
 #include "synthetic_graph.hpp"
 
 namespace {
@@ -121,6 +123,20 @@ run_result time_lean(const devpass::graph& source) {
       devpass::bench::lean_propagate_shared);
 }
 
+// The compiler's own IR (examples/own_graph/), converted from `source` with the same room.
+auto own_graph_of(const devpass::graph& source) {
+  return [&source](mycc::ir_graph& g) { g = mycc::from_devpass(source, devpass::node_capacity_for(boost::num_vertices(source))); };
+}
+// A policy through the framework on the compiler's own IR.
+run_result time_own_graph_policy(const devpass::graph& source, devpass::copy_policy policy) {
+  return measure<mycc::ir_graph>(own_graph_of(source),
+                                 [&](mycc::ir_graph& g) { return devpass::propagate_device(g, {.policy = policy}).after; });
+}
+// The devpass policy's job by hand on the same IR (own_graph_hand_written.hpp).
+run_result time_own_graph_hand_written(const devpass::graph& source) {
+  return measure<mycc::ir_graph>(own_graph_of(source), devpass::bench::own_graph_propagate_shared);
+}
+
 // A flat baseline on a copy of `flat` with the same room for added nodes as the graph's.
 // `shared`: the devpass policy's job (flat_propagate_shared), else the executorch job.
 run_result time_flat(const devpass::bench::flat_graph& flat, bool shared) {
@@ -145,8 +161,10 @@ int main(int argc, char** argv) {
     // Interleaved, so that a slow spell of the machine hits every run alike. Each keeps its
     // fastest run (on a shared machine the minimum is the least disturbed) and largest peak RSS.
     run_result flat_run, flat_shared_run, lean_run, graph_api_run, et_run, dp_run, dp_exact_run, verify_run, check_run;
+    run_result own_dp_run, own_et_run, own_hand_run;
     flat_run.seconds = flat_shared_run.seconds = lean_run.seconds = graph_api_run.seconds = 1e300;
     et_run.seconds = dp_run.seconds = dp_exact_run.seconds = verify_run.seconds = check_run.seconds = 1e300;
+    own_dp_run.seconds = own_et_run.seconds = own_hand_run.seconds = 1e300;
     const auto keep_best = [](run_result& best, const run_result& r) {
       const long rss = std::max(best.peak_rss_kib, r.peak_rss_kib);
       if (r.seconds < best.seconds) best = r;
@@ -162,9 +180,16 @@ int main(int argc, char** argv) {
       keep_best(dp_exact_run, time_policy(source, devpass::copy_policy::devpass, storage::exact_fit));
       keep_best(verify_run, time_verify_result(source));
       keep_best(check_run, time_input_check(source));
+      keep_best(own_dp_run, time_own_graph_policy(source, devpass::copy_policy::devpass));
+      keep_best(own_et_run, time_own_graph_policy(source, devpass::copy_policy::executorch));
+      keep_best(own_hand_run, time_own_graph_hand_written(source));
     }
     if (!et_run.same_copies(flat_run)) {
       std::fprintf(stderr, "bench propagate: executorch policy and flat baseline disagree on %zu nodes\n", nodes);
+      return 1;
+    }
+    if (!own_et_run.same_copies(et_run) || !own_dp_run.same_copies(dp_run) || !own_hand_run.same_copies(dp_run)) {
+      std::fprintf(stderr, "bench propagate: the compiler's own IR and devpass::graph disagree on %zu nodes\n", nodes);
       return 1;
     }
     if (!dp_run.same_copies(flat_shared_run) || !dp_run.same_copies(graph_api_run) || !dp_run.same_copies(lean_run)) {
@@ -195,5 +220,47 @@ int main(int argc, char** argv) {
     emit("peak_rss_flat_" + n, static_cast<double>(flat_run.peak_rss_kib), "KiB");
     emit("peak_rss_executorch_policy_" + n, static_cast<double>(et_run.peak_rss_kib), "KiB");
     emit("peak_rss_devpass_policy_" + n, static_cast<double>(dp_run.peak_rss_kib), "KiB");
+    // The graph concept (docs/graph-concept.md): the same passes on the compiler's own IR.
+    emit("own_graph_devpass_policy_" + n + "_seconds", own_dp_run.seconds, "s");
+    emit("own_graph_executorch_policy_" + n + "_seconds", own_et_run.seconds, "s");
+    emit("own_graph_hand_written_" + n + "_seconds", own_hand_run.seconds, "s");
+    emit("peak_rss_own_graph_devpass_policy_" + n, static_cast<double>(own_dp_run.peak_rss_kib), "KiB");
+    const std::string suffix = nodes == 1'000'000 ? "" : "_" + n;  // the names are the 1M figures
+    emit("own_graph_framework_over_hand_written" + suffix, own_dp_run.seconds / own_hand_run.seconds, "ratio");
+    emit("devpass_graph_framework_over_hand_written" + suffix, dp_run.seconds / graph_api_run.seconds, "ratio");
+    emit("own_graph_executorch_policy_over_flat" + suffix, own_et_run.seconds / flat_run.seconds, "ratio");
+  }
+  // What a vertex costs in each model: the adjacency_list's stored vertex (the property and the
+  // two edge vectors), plus for the own IR its value table entries (one per vertex here).
+  using devpass_stored = decltype(std::declval<devpass::graph&>().m_vertices)::value_type;
+  using own_stored = decltype(std::declval<mycc::ir_graph&>().m_vertices)::value_type;
+  emit("devpass_graph_bytes_per_vertex", static_cast<double>(sizeof(devpass_stored)), "B");
+  emit("own_graph_bytes_per_vertex", static_cast<double>(sizeof(own_stored) + sizeof(mycc::value_info)), "B");
+
+  // The constant-heavy graph: 23% constants, each read by a cuda:0 delegate (an h2d per read
+  // under the executorch policy).
+  if (largest >= 1'000'000) {
+    const devpass::graph source = devpass::make_synthetic_graph(1'000'000, 42, 30);
+    std::size_t constants = 0;
+    for (const auto v : boost::make_iterator_range(boost::vertices(source))) constants += source[v].op == devpass::op_kind::constant;
+    const devpass::bench::flat_graph flat = devpass::bench::to_flat(source);
+    run_result flat_run, et_run, own_et_run;
+    flat_run.seconds = et_run.seconds = own_et_run.seconds = 1e300;
+    for (int i = 0; i < 3; ++i) {
+      const auto keep = [](run_result& best, const run_result& r) { if (r.seconds < best.seconds) best = r; };
+      keep(flat_run, time_flat(flat, false));
+      keep(et_run, time_policy(source, devpass::copy_policy::executorch));
+      keep(own_et_run, time_own_graph_policy(source, devpass::copy_policy::executorch));
+    }
+    if (!et_run.same_copies(flat_run) || !own_et_run.same_copies(flat_run)) {
+      std::fprintf(stderr, "bench propagate: the constant-heavy graph's executorch runs disagree\n");
+      return 1;
+    }
+    emit("constant_heavy_1000k_constant_share", static_cast<double>(constants) / 1e6, "ratio");
+    emit("constant_heavy_flat_baseline_1000k_seconds", flat_run.seconds, "s");
+    emit("constant_heavy_executorch_policy_1000k_seconds", et_run.seconds, "s");
+    emit("constant_heavy_own_graph_executorch_policy_1000k_seconds", own_et_run.seconds, "s");
+    emit("constant_heavy_executorch_policy_over_flat_1000k", et_run.seconds / flat_run.seconds, "ratio");
+    emit("constant_heavy_own_graph_executorch_policy_over_flat_1000k", own_et_run.seconds / flat_run.seconds, "ratio");
   }
 }

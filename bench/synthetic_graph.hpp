@@ -33,7 +33,9 @@ struct splitmix64 {
 };
 }  // namespace detail
 
-[[nodiscard]] inline graph make_synthetic_graph(std::size_t nodes, std::uint64_t seed) {
+// constant_percent: how often a step adds a constant with the delegate reading it (8: about 7%
+// of the nodes are constants; 30: about 23%, the constant-heavy graph of the bench).
+[[nodiscard]] inline graph make_synthetic_graph(std::size_t nodes, std::uint64_t seed, std::uint32_t constant_percent = 8) {
   nodes = std::max<std::size_t>(nodes, 3);
   detail::splitmix64 rng{seed};
   static constexpr std::array<std::string_view, 5> kernels{"add", "mul", "matmul", "gelu", "layer_norm"};
@@ -57,7 +59,7 @@ struct splitmix64 {
   while (made < body) {
     const std::string k = std::to_string(made);
     const std::uint32_t roll = rng.below(100);
-    if (roll < 8 && made + 2 <= body) {
+    if (roll < constant_percent && made + 2 <= body) {
       // A constant (weight) feeding a cuda:0 delegate.
       const vertex c = add_node(g, {.id = "c" + k, .op = op_kind::constant, .outputs = {spec}});
       const vertex d = add_node(g, {.id = "n" + k, .op = op_kind::delegate, .device = cuda_device(0),
@@ -69,10 +71,12 @@ struct splitmix64 {
       continue;
     }
     node n{.id = "n" + k, .outputs = {spec}};
-    if (roll < 20) {
+    // The same mix of the other kinds whatever constant_percent is.
+    const std::uint32_t kind_roll = constant_percent == 8 ? roll : 8 + rng.below(92);
+    if (kind_roll < 20) {
       n.op = op_kind::call;  // host kernel
       n.kernel = "relu";
-    } else if (roll < 25) {
+    } else if (kind_roll < 25) {
       n.op = op_kind::delegate;
       n.device = cuda_device(1);
       n.kernel = std::string(kernels[rng.below(kernels.size())]);

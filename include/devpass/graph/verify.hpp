@@ -58,23 +58,23 @@ inline std::string shape_text(const tensor_spec& s) {
 
 // The device a node reads its operands on; nullopt where any device is acceptable (the output
 // node) or where the rule is not a single device (d2d_copy, checked separately).
-inline std::optional<device> reads_on(const node& n) {
-  switch (n.op) {
-    case op_kind::delegate: return n.device;
+inline std::optional<device> reads_on(op_kind op, device at) {
+  switch (op) {
+    case op_kind::delegate: return at;
     case op_kind::call: return cpu_device;
     case op_kind::h2d_copy: return cpu_device;
-    case op_kind::d2h_copy: return n.device;
+    case op_kind::d2h_copy: return at;
     default: return std::nullopt;
   }
 }
 
 // The device a node's values are produced on; nullopt for method inputs and constants, which
 // live where their spec device says, else where their node's device says.
-inline std::optional<device> produces_on(const node& n) {
-  switch (n.op) {
+inline std::optional<device> produces_on(op_kind op, device at) {
+  switch (op) {
     case op_kind::delegate:
     case op_kind::h2d_copy:
-    case op_kind::d2d_copy: return n.device;
+    case op_kind::d2d_copy: return at;
     case op_kind::call:
     case op_kind::d2h_copy: return cpu_device;
     default: return std::nullopt;
@@ -114,39 +114,44 @@ class first_id_index {
 
 // A value whose producer fixes where it lives (a delegate, a call, a copy) must not be marked
 // elsewhere by its spec: one problem per such output.
-inline void check_produced_devices(verify_report& r, const node& nd) {
-  const auto produced = produces_on(nd);
+template <class G>
+void check_produced_devices(verify_report& r, const G& g, vertex v) {
+  const op_kind op = role_of(g, v);
+  const auto produced = produces_on(op, node_device(g, v));
   if (!produced) return;
-  for (std::size_t k = 0; k < nd.outputs.size(); ++k)
-    if (const auto& d = nd.outputs[k].device; d && *d != *produced)
-      report(r, nd.id, "outputs[" + std::to_string(k) + "]",
-             "a " + std::string(to_string(nd.op)) + " produces on " + to_string(*produced) +
+  for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k)
+    if (const auto d = marked_device(g, value_ref{v, k}); d && *d != *produced)
+      report(r, display_name(g, v), "outputs[" + std::to_string(k) + "]",
+             "a " + std::string(to_string(op)) + " produces on " + to_string(*produced) +
                  " but the value is marked on " + to_string(*d));
 }
 
 // Each operand of node v read on the wrong device, by slot ("inputs[k]"). Edges that
 // verify_structure rejects (bad output index, erased producer) are skipped. `bad_reads` is
 // scratch space, kept by the caller across nodes.
-inline void check_reads(verify_report& r, const graph& g, vertex v, std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
-  const node& nd = g[v];
-  const auto wanted = reads_on(nd);
+template <class G>
+void check_reads(verify_report& r, const G& g, vertex v, std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
+  const op_kind op = role_of(g, v);
+  const device runs_on = node_device(g, v);
+  const auto wanted = reads_on(op, runs_on);
   bad_reads.clear();
   for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
     const vertex p = boost::source(e, g);
-    if (g[p].erased || g[e].output >= g[p].outputs.size()) continue;
+    if (is_erased(g, p) || g[e].output >= output_count(g, p)) continue;
     const value_ref value{p, g[e].output};
     const device at = location_of(g, value);
     const std::uint32_t slot = g[e].slot;
     if (wanted && at != *wanted) {
       bad_reads.emplace_back(slot, "reads '" + value_name(g, value) + "' on " + to_string(at) + " but a " +
-                                       std::string(to_string(nd.op)) + " reads on " + to_string(*wanted));
-    } else if (nd.op == op_kind::d2d_copy && (at.is_host() || at == nd.device)) {
+                                       std::string(to_string(op)) + " reads on " + to_string(*wanted));
+    } else if (op == op_kind::d2d_copy && (at.is_host() || at == runs_on)) {
       bad_reads.emplace_back(slot, "reads '" + value_name(g, value) + "' on " + to_string(at) + " but a d2d_copy to " +
-                                       to_string(nd.device) + " reads from another device");
+                                       to_string(runs_on) + " reads from another device");
     }
   }
   std::sort(bad_reads.begin(), bad_reads.end());
-  for (auto& [slot, text] : bad_reads) report(r, nd.id, "inputs[" + std::to_string(slot) + "]", std::move(text));
+  for (auto& [slot, text] : bad_reads)
+    report(r, display_name(g, v), "inputs[" + std::to_string(slot) + "]", std::move(text));
 }
 
 // True when the live nodes have a cycle: Kahn's algorithm, ready nodes on a stack.
@@ -183,14 +188,15 @@ inline void check_reads(verify_report& r, const graph& g, vertex v, std::vector<
 //   - every d2h_copy and d2d_copy already in the graph reads from a device (d2h: its own, d2d:
 //     another one): no phase moves a copy's own operand, so such a copy would stay wrong.
 // (An h2d_copy reading a device value is fine: both policies put a d2h under it.)
-[[nodiscard]] inline verify_report verify_propagation_input(const graph& g) {
+// Any graph model.
+template <class G>
+[[nodiscard]] verify_report verify_propagation_input(const G& g) {
   verify_report r;
   std::vector<std::pair<std::uint32_t, std::string>> bad_reads;
-  for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
-    const node& nd = g[v];
-    if (nd.erased) continue;
-    detail::check_produced_devices(r, nd);
-    if (nd.op == op_kind::d2h_copy || nd.op == op_kind::d2d_copy) detail::check_reads(r, g, v, bad_reads);
+  for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v) {
+    if (is_erased(g, v)) continue;
+    detail::check_produced_devices(r, g, v);
+    if (const op_kind op = role_of(g, v); op == op_kind::d2h_copy || op == op_kind::d2d_copy) detail::check_reads(r, g, v, bad_reads);
   }
   return r;
 }
@@ -320,16 +326,16 @@ inline void check_reads(verify_report& r, const graph& g, vertex v, std::vector<
 // (field "inputs[k]", by slot). Where a value lives is location_of(); a method input or constant
 // lives where its spec device says, else where its node's device says (cpu when unset). The output node accepts any device.
 // Edges that verify_structure rejects (bad output index, erased producer) are skipped here.
-[[nodiscard]] inline verify_report verify_devices(const graph& g) {
+// Any graph model (the structural checks above are devpass::graph's: ids, kernels, specs).
+template <class G>
+[[nodiscard]] verify_report verify_devices(const G& g) {
   verify_report r;
   const std::size_t n = boost::num_vertices(g);
   std::vector<std::pair<std::uint32_t, std::string>> bad_reads;
   for (vertex v = 0; v < n; ++v) {
-    const node& nd = g[v];
-    if (nd.erased) continue;
-    detail::check_produced_devices(r, nd);
-
-    if (nd.op != op_kind::output) detail::check_reads(r, g, v, bad_reads);
+    if (is_erased(g, v)) continue;
+    detail::check_produced_devices(r, g, v);
+    if (role_of(g, v) != op_kind::output) detail::check_reads(r, g, v, bad_reads);
   }
   return r;
 }

@@ -57,25 +57,27 @@ namespace propagation {
 
 // Does this use read its operand on the host? Host calls, host delegates, h2d copies, and the
 // output node unless the method output may stay on the device.
-inline bool reads_on_host(const graph& g, use u) {
-  const node& n = g[u.consumer];
-  switch (n.op) {
+template <class G>
+bool reads_on_host(const G& g, use u) {
+  switch (role_of(g, u.consumer)) {
     case op_kind::call:
     case op_kind::h2d_copy: return true;
-    case op_kind::delegate: return n.device.is_host();
+    case op_kind::delegate: return node_device(g, u.consumer).is_host();
     default: return false;
   }
 }
 
 // ExecuTorch's skip_d2h: the output node may read a device value only when it is its sole consumer.
-inline bool output_reads_on_host_executorch(const graph& g, value_ref value, bool skip_d2h) {
+template <class G>
+bool output_reads_on_host_executorch(const G& g, value_ref value, bool skip_d2h) {
   if (!skip_d2h) return true;
   bool only_output = true;
-  for_each_use(g, value, [&](use u) { only_output = only_output && g[u.consumer].op == op_kind::output; });
+  for_each_use(g, value, [&](use u) { only_output = only_output && role_of(g, u.consumer) == op_kind::output; });
   return !only_output;
 }
 
-inline std::size_t distinct_consumers(const graph& g, value_ref value) {
+template <class G>
+std::size_t distinct_consumers(const G& g, value_ref value) {
   std::vector<vertex> consumers;
   for_each_use(g, value, [&](use u) { consumers.push_back(u.consumer); });
   std::sort(consumers.begin(), consumers.end());
@@ -98,16 +100,15 @@ inline constexpr auto skip_h2d = when([](const auto& ctx) { return ctx.options.s
 // gets it as it would get a device delegate's output (d2h, then h2d: ExecuTorch has no
 // device-to-device copy). The h2d copies this phase makes are on their delegate's device, so
 // they are never copied again. docs/device-propagation.md, "Values placed by the file".
-inline bool placed_by_file(const node& n) {
-  return n.op == op_kind::input || n.op == op_kind::constant || n.op == op_kind::h2d_copy || n.op == op_kind::d2d_copy;
+constexpr bool placed_by_file(op_kind op) {
+  return op == op_kind::input || op == op_kind::constant || op == op_kind::h2d_copy || op == op_kind::d2d_copy;
 }
 
 inline constexpr auto executorch_copies_in = satisfies(
     [](const auto& ctx, value_ref v, value_ref consumer) {
-      const node& n = ctx.g[v.producer];
-      if (!placed_by_file(n)) return true;
+      if (!placed_by_file(role_of(ctx.g, v.producer))) return true;
       const device at = location_of(ctx.g, v);
-      return at.is_host() || at != ctx.g[consumer.producer].device;
+      return at.is_host() || at != node_device(ctx.g, consumer.producer);
     },
     x, d);
 
@@ -117,14 +118,14 @@ inline void place_input(const auto& ctx, value_ref input, value_ref consumer) {
     std::vector<use> readers = uses(ctx.g, input);
     std::sort(readers.begin(), readers.end(), [](use a, use b) { return a.consumer != b.consumer ? a.consumer < b.consumer : a.slot < b.slot; });
     std::string names;
-    for (const use u : readers) names += (names.empty() ? "'" : ", '") + ctx.g[u.consumer].id + "'";
-    throw graph_error("", ctx.g[input.producer].id, "consumers",
+    for (const use u : readers) names += (names.empty() ? "'" : ", '") + display_name(ctx.g, u.consumer) + "'";
+    throw graph_error("", display_name(ctx.g, input.producer), "consumers",
                       "skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), this one has " +
                           names);
   }
-  const device where = rules::device_of(ctx.g, consumer);
-  ctx.g[input.producer].outputs.at(input.output).device = where;
-  ctx.g[input.producer].device = where;  // the format: an input's device is where the caller provides it
+  const device where = device_of(ctx.g, consumer);
+  mark_device(ctx.g, input, where);
+  set_source_device(ctx.g, input.producer, where);  // the format: an input's device is where the caller provides it
 }
 
 inline constexpr auto place_inputs_table = make_table(
@@ -142,7 +143,7 @@ inline constexpr auto needs_host_copy_executorch = satisfies(
       bool needed = false;
       const bool output_on_host = output_reads_on_host_executorch(ctx.g, v, ctx.options.skip_d2h_for_method_outputs);
       for_each_use(ctx.g, v, [&](use u) {
-        needed = needed || reads_on_host(ctx.g, u) || (ctx.g[u.consumer].op == op_kind::output && output_on_host);
+        needed = needed || reads_on_host(ctx.g, u) || (role_of(ctx.g, u.consumer) == op_kind::output && output_on_host);
       });
       return needed;
     },
@@ -151,7 +152,7 @@ inline constexpr auto needs_host_copy_executorch = satisfies(
 struct executorch_moves {
   template <class Ctx>
   bool operator()(const Ctx& ctx, use u) const {
-    if (ctx.g[u.consumer].op != op_kind::output) return reads_on_host(ctx.g, u);
+    if (role_of(ctx.g, u.consumer) != op_kind::output) return reads_on_host(ctx.g, u);
     const value_ref v = operand(ctx.g, u.consumer, u.slot).value();
     return output_reads_on_host_executorch(ctx.g, v, ctx.options.skip_d2h_for_method_outputs);
   }
@@ -168,9 +169,10 @@ inline constexpr auto executorch_output_table = make_table(
 // devpass: one copy per (value, device), shared by every consumer.
 inline constexpr auto consumer_reads_host = satisfies(
     [](const auto& ctx, value_ref consumer) {
-      const node& n = ctx.g[consumer.producer];
-      if (n.op == op_kind::output) return !ctx.options.skip_d2h_for_method_outputs;
-      return n.op == op_kind::call || n.op == op_kind::h2d_copy || (n.op == op_kind::delegate && n.device.is_host());
+      const op_kind op = role_of(ctx.g, consumer.producer);
+      if (op == op_kind::output) return !ctx.options.skip_d2h_for_method_outputs;
+      return op == op_kind::call || op == op_kind::h2d_copy ||
+             (op == op_kind::delegate && node_device(ctx.g, consumer.producer).is_host());
     },
     c);
 
@@ -186,9 +188,9 @@ inline constexpr auto elide_table = make_table(
 
 // Runs one rule table as a phase and reports its counters and copy figures. Every node the
 // propagation tables add or remove is a copy, so the node counters are the copy counts.
-template <class Table>
-pipeline::phase_result run_table(const Table& table, graph& g, const propagate_options& options) {
-  rules::rewrite_context<propagate_options> ctx(g, options);
+template <class Table, class G>
+pipeline::phase_result run_table(const Table& table, G& g, const propagate_options& options) {
+  rules::rewrite_context<propagate_options, G> ctx(g, options);
   ctx.trace = options.trace;
   pipeline::phase_result result;
   result.counters = rules::apply_rules(table, ctx);
@@ -217,28 +219,40 @@ struct place_method_inputs {
   template <class Policy>
   static constexpr bool compiled_in = true;
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.skip_h2d_for_method_inputs; }
-  pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(place_inputs_table, g, o); }
+  template <class G>
+  pipeline::phase_result run(G& g, const propagate_options& o) const {
+    return run_table(place_inputs_table, g, o);
+  }
 };
 
 struct insert_input_copies : for_copy_policy<copy_policy::executorch> {
   static constexpr std::string_view name = "insert-input-copies";
   using requires_ = type_list<pipeline::devices_assigned>;
   using provides = type_list<>;
-  pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(executorch_input_table, g, o); }
+  template <class G>
+  pipeline::phase_result run(G& g, const propagate_options& o) const {
+    return run_table(executorch_input_table, g, o);
+  }
 };
 
 struct insert_output_copies : for_copy_policy<copy_policy::executorch> {
   static constexpr std::string_view name = "insert-output-copies";
   using requires_ = type_list<pipeline::devices_assigned>;
   using provides = type_list<pipeline::copies_explicit>;
-  pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(executorch_output_table, g, o); }
+  template <class G>
+  pipeline::phase_result run(G& g, const propagate_options& o) const {
+    return run_table(executorch_output_table, g, o);
+  }
 };
 
 struct insert_shared_copies : for_copy_policy<copy_policy::devpass> {
   static constexpr std::string_view name = "insert-shared-copies";
   using requires_ = type_list<pipeline::devices_assigned>;
   using provides = type_list<pipeline::copies_explicit>;
-  pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(devpass_copy_table, g, o); }
+  template <class G>
+  pipeline::phase_result run(G& g, const propagate_options& o) const {
+    return run_table(devpass_copy_table, g, o);
+  }
 };
 
 struct elide_round_trips {
@@ -248,7 +262,10 @@ struct elide_round_trips {
   template <class Policy>
   static constexpr bool compiled_in = Policy::elide_round_trips;
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.elide; }
-  pipeline::phase_result run(graph& g, const propagate_options& o) const { return run_table(elide_table, g, o); }
+  template <class G>
+  pipeline::phase_result run(G& g, const propagate_options& o) const {
+    return run_table(elide_table, g, o);
+  }
 };
 
 // Writes the device every value lives on into its spec (the format's spec `device`).
@@ -259,9 +276,10 @@ struct annotate_devices {
   template <class Policy>
   static constexpr bool compiled_in = true;
   bool active(const propagate_options& o) const { return copies_enabled(o); }
-  pipeline::phase_result run(graph& g, const propagate_options&) const {
-    for (const auto v : boost::make_iterator_range(boost::vertices(g)))
-      for (std::uint32_t k = 0; k < g[v].outputs.size(); ++k) g[v].outputs[k].device = location_of(g, {v, k});
+  template <class G>
+  pipeline::phase_result run(G& g, const propagate_options&) const {
+    for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v)
+      for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) mark_device(g, {v, k}, location_of(g, {v, k}));
     return {};
   }
 };
@@ -274,12 +292,13 @@ struct tag_delegate_devices {
   template <class Policy>
   static constexpr bool compiled_in = true;
   bool active(const propagate_options& o) const { return !copies_enabled(o); }
-  pipeline::phase_result run(graph& g, const propagate_options&) const {
-    for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
-      node& n = g[v];
-      if (n.op != op_kind::delegate || n.device.is_host()) continue;
-      for (auto& spec : n.outputs) spec.device = n.device;
-      for (const value_ref in : operands(g, v)) g[in.producer].outputs.at(in.output).device = n.device;
+  template <class G>
+  pipeline::phase_result run(G& g, const propagate_options&) const {
+    for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v) {
+      const device at = node_device(g, v);
+      if (role_of(g, v) != op_kind::delegate || at.is_host()) continue;
+      for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) mark_device(g, {v, k}, at);
+      for (const value_ref in : operands(g, v)) mark_device(g, in, at);
     }
     return {};
   }
@@ -292,8 +311,12 @@ struct census_watch {
   Instrumentation& inner;
   copy_census made;
   std::size_t removed = 0;
-  void before_phase(std::string_view name, const graph& g) { inner.before_phase(name, g); }
-  void after_phase(std::string_view name, const graph& g, const pipeline::phase_result& r) {
+  template <class G>
+  void before_phase(std::string_view name, const G& g) {
+    inner.before_phase(name, g);
+  }
+  template <class G>
+  void after_phase(std::string_view name, const G& g, const pipeline::phase_result& r) {
     made += r.copies_made;
     removed += r.counters.nodes_removed;
     inner.after_phase(name, g, r);
@@ -319,8 +342,9 @@ struct propagate_stats {
 };
 
 // Runs device propagation with a compile-time Policy and any instrumentation.
-template <class Policy = runtime_propagate_policy, class Instrumentation = pipeline::no_instrumentation>
-propagate_stats propagate_device_with(graph& g, const propagate_options& options, Instrumentation&& instrumentation = {}) {
+template <class Policy = runtime_propagate_policy, class G = graph, class Instrumentation = pipeline::no_instrumentation>
+propagate_stats propagate_device_with(G& g, const propagate_options& options, Instrumentation&& instrumentation = {}) {
+  static_assert(check_graph_model<G>());
   validate(options);
   // Its result always passes the device verifier, given what verify_propagation_input checks: a
   // mark that contradicts its producer (e.g. left by a legacy-mode run) would send copies the wrong
@@ -349,8 +373,9 @@ propagate_stats propagate_device_with(graph& g, const propagate_options& options
   return stats;
 }
 
-// The entry point the tools use: the policy is chosen by options.policy.
-inline propagate_stats propagate_device(graph& g, const propagate_options& options = {}) {
+// The entry point the tools use: the policy is chosen by options.policy. Any graph model.
+template <class G>
+propagate_stats propagate_device(G& g, const propagate_options& options = {}) {
   return propagate_device_with<runtime_propagate_policy>(g, options);
 }
 

@@ -8,7 +8,7 @@
 #include <array>
 #include <optional>
 
-#include "devpass/graph/graph.hpp"
+#include "devpass/graph/graph_model.hpp"
 #include "devpass/pattern/fixed_string.hpp"
 
 namespace devpass::pattern {

@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "devpass/graph/graph.hpp"
+#include "devpass/graph/structure.hpp"
 #include "devpass/pattern/capture.hpp"
 
 namespace devpass::pattern {
@@ -46,7 +46,8 @@ std::string cap_names() {
   return s;
 }
 // "'id' on cuda:0": a captured value and where it lives, for explanations.
-inline std::string value_text(const graph& g, value_ref v) {
+template <class G>
+std::string value_text(const G& g, value_ref v) {
   return "'" + value_name(g, v) + "' on " + to_string(location_of(g, v));
 }
 }  // namespace detail
@@ -94,8 +95,7 @@ constexpr auto on_device(A) {
 template <class A>
 constexpr auto device_delegate(A) {
   return make_guard<"device_delegate", A>([](const auto& ctx, value_ref a) {
-    const node& n = ctx.g[a.producer];
-    return n.op == op_kind::delegate && !n.device.is_host();
+    return role_of(ctx.g, a.producer) == op_kind::delegate && !node_device(ctx.g, a.producer).is_host();
   });
 }
 template <class A>
@@ -114,7 +114,7 @@ template <dtype T, class A>
 constexpr auto dtype_is(A) {
   // A consumer capture of a node without outputs has no value, and so no dtype.
   return make_guard<"dtype_is", A>([](const auto& ctx, value_ref a) {
-    return a.output < ctx.g[a.producer].outputs.size() && spec_of(ctx.g, a).type == T;
+    return a.output < output_count(ctx.g, a.producer) && value_dtype(ctx.g, a) == T;
   });
 }
 template <class F, class... Caps>

@@ -5,7 +5,7 @@
 //   op       := input | constant | delegate | call | h2d_copy | d2h_copy | d2d_copy | output
 //   operands := pattern, ...   (operand i is matched against input slot i; with operands given the
 //                               node's arity must equal their number; without, any operands)
-// A pattern matches a value (producer node, output index). Captures bind values. Matching writes
+// A pattern matches a value (producer node, output index) of any graph model (graph_model.hpp). Captures bind values. Matching writes
 // into scratch captures that the driver only publishes when the whole rule matched.
 // Every pattern can describe() itself; explain(p, g, v) says why it does not match a value, by
 // running the same match() with a reason to fill (no second, hand-written matcher to drift).
@@ -16,7 +16,7 @@
 #include <string>
 #include <type_traits>
 
-#include "devpass/graph/graph.hpp"
+#include "devpass/graph/structure.hpp"
 #include "devpass/pattern/capture.hpp"
 #include "devpass/pattern/guards.hpp"
 
@@ -91,10 +91,10 @@ struct reason {
 
 struct any_t : pattern_base<any_t> {
   using binds = type_list<>;
-  template <class Caps, class Why = no_reason>
-  bool match(const graph& g, value_ref v, Caps&, Why&& why = {}) const {
-    if (!g[v.producer].erased) return true;
-    why.set([&] { return "node '" + g[v.producer].id + "' is erased"; });
+  template <class G, class Caps, class Why = no_reason>
+  bool match(const G& g, value_ref v, Caps&, Why&& why = {}) const {
+    if (!is_erased(g, v.producer)) return true;
+    why.set([&] { return "node '" + display_name(g, v.producer) + "' is erased"; });
     return false;
   }
   static std::string describe() { return "any"; }
@@ -114,21 +114,24 @@ struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
     return {};
   }
 
-  template <class Caps, class Why = no_reason>
-  bool match(const graph& g, value_ref v, Caps& caps, Why&& why = {}) const {
-    const node& n = g[v.producer];
-    if (n.erased) {
-      why.set([&] { return "node '" + n.id + "' is erased"; });
+  template <class G, class Caps, class Why = no_reason>
+  bool match(const G& g, value_ref v, Caps& caps, Why&& why = {}) const {
+    if (is_erased(g, v.producer)) {
+      why.set([&] { return "node '" + display_name(g, v.producer) + "' is erased"; });
       return false;
     }
-    if (n.op != Kind) {
-      why.set([&] { return "node '" + n.id + "' is " + std::string(to_string(n.op)) + ", expected " + std::string(to_string(Kind)); });
+    if (const op_kind op = role_of(g, v.producer); op != Kind) {
+      why.set([&] {
+        return "node '" + display_name(g, v.producer) + "' is " + std::string(to_string(op)) + ", expected " +
+               std::string(to_string(Kind));
+      });
       return false;
     }
     if constexpr (HasOperands) {
-      if (n.arity != sizeof...(Operands)) {
+      if (const std::uint32_t arity = arity_of(g, v.producer); arity != sizeof...(Operands)) {
         why.set([&] {
-          return "node '" + n.id + "' has " + std::to_string(n.arity) + " operands, expected " + std::to_string(sizeof...(Operands));
+          return "node '" + display_name(g, v.producer) + "' has " + std::to_string(arity) + " operands, expected " +
+                 std::to_string(sizeof...(Operands));
         });
         return false;
       }
@@ -150,21 +153,23 @@ struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
   }
 
  private:
-  template <class Caps, class Why, std::size_t... I>
-  bool match_operands(const graph& g, vertex consumer, Caps& caps, Why& why, std::index_sequence<I...>) const {
+  template <class G, class Caps, class Why, std::size_t... I>
+  bool match_operands(const G& g, vertex consumer, Caps& caps, Why& why, std::index_sequence<I...>) const {
     return (match_operand<Operands>(g, consumer, static_cast<std::uint32_t>(I), caps, why) && ...);
   }
-  template <class P, class Caps, class Why>
-  static bool match_operand(const graph& g, vertex consumer, std::uint32_t slot, Caps& caps, Why& why) {
+  template <class P, class G, class Caps, class Why>
+  static bool match_operand(const G& g, vertex consumer, std::uint32_t slot, Caps& caps, Why& why) {
     const auto value = operand(g, consumer, slot);
     if (!value) {
-      why.set([&] { return "operand " + std::to_string(slot) + " of '" + g[consumer].id + "' is not connected"; });
+      why.set([&] { return "operand " + std::to_string(slot) + " of '" + display_name(g, consumer) + "' is not connected"; });
       return false;
     }
     if constexpr (std::remove_cvref_t<Why>::wanted) {
       reason inner;
       if (P{}.match(g, *value, caps, inner)) return true;
-      why.set([&] { return "operand " + std::to_string(slot) + " of '" + g[consumer].id + "': " + inner.text.value_or("no match"); });
+      why.set([&] {
+        return "operand " + std::to_string(slot) + " of '" + display_name(g, consumer) + "': " + inner.text.value_or("no match");
+      });
       return false;
     } else {
       return P{}.match(g, *value, caps);
@@ -175,8 +180,8 @@ struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
 template <class P, class C>
 struct bound : pattern_base<bound<P, C>> {
   using binds = concat_t<typename P::binds, type_list<C>>;
-  template <class Caps, class Why = no_reason>
-  bool match(const graph& g, value_ref v, Caps& caps, Why&& why = {}) const {
+  template <class G, class Caps, class Why = no_reason>
+  bool match(const G& g, value_ref v, Caps& caps, Why&& why = {}) const {
     if (!P{}.match(g, v, caps, why)) return false;
     caps.set(C{}, v);
     return true;
@@ -221,8 +226,9 @@ constexpr on_use_t<C, O> on_use(C, O) {
 
 // Explains why pattern P does not match `value`; nullopt when it matches. The same match() the
 // driver runs, with a reason to fill (and scratch captures nobody reads).
-template <class P>
-[[nodiscard]] std::optional<std::string> explain(P, const graph& g, value_ref value) {
+template <class P, class G>
+[[nodiscard]] std::optional<std::string> explain(P, const G& g, value_ref value) {
+  static_assert(check_graph_model<G>());
   capture_set<typename P::binds> scratch;
   reason why;
   if (P{}.match(g, value, scratch, why)) return std::nullopt;

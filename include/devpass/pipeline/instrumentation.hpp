@@ -3,8 +3,10 @@
 // inside a pass; a pipeline run with no_instrumentation calls empty inline functions only.
 //
 // An instrumentation is any type with (phase_result and no_instrumentation: phase.hpp)
-//   void before_phase(std::string_view name, const graph&);
-//   void after_phase(std::string_view name, const graph&, const phase_result&);
+//   void before_phase(std::string_view name, const G&);
+//   void after_phase(std::string_view name, const G&, const phase_result&);
+// for the graph type G the pipeline runs on (templates here, but for the two that need
+// devpass::graph: print_after_each and verify_each).
 #pragma once
 
 #include <chrono>
@@ -27,8 +29,12 @@ struct phase_timer {
     double seconds = 0;
   };
   std::vector<entry> phases;
-  void before_phase(std::string_view, const graph&) { start_ = std::chrono::steady_clock::now(); }
-  void after_phase(std::string_view name, const graph&, const phase_result&) {
+  template <class G>
+  void before_phase(std::string_view, const G&) {
+    start_ = std::chrono::steady_clock::now();
+  }
+  template <class G>
+  void after_phase(std::string_view name, const G&, const phase_result&) {
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
     phases.push_back({std::string(name), elapsed.count()});
   }
@@ -49,8 +55,12 @@ struct phase_statistics {
     phase_result result;
   };
   std::vector<entry> phases;
-  void before_phase(std::string_view, const graph&) {}
-  void after_phase(std::string_view name, const graph&, const phase_result& r) { phases.push_back({std::string(name), r}); }
+  template <class G>
+  void before_phase(std::string_view, const G&) {}
+  template <class G>
+  void after_phase(std::string_view name, const G&, const phase_result& r) {
+    phases.push_back({std::string(name), r});
+  }
 };
 
 // Prints a one-line summary of the graph after each phase (print-after-all). The printer is a
@@ -91,10 +101,12 @@ template <class... Is>
 struct instrumentations {
   std::tuple<Is&...> parts;
   explicit instrumentations(Is&... is) : parts(is...) {}
-  void before_phase(std::string_view name, const graph& g) {
+  template <class G>
+  void before_phase(std::string_view name, const G& g) {
     std::apply([&](auto&... p) { (p.before_phase(name, g), ...); }, parts);
   }
-  void after_phase(std::string_view name, const graph& g, const phase_result& r) {
+  template <class G>
+  void after_phase(std::string_view name, const G& g, const phase_result& r) {
     std::apply([&](auto&... p) { (p.after_phase(name, g, r), ...); }, parts);
   }
 };

@@ -21,8 +21,10 @@ struct phase_result {
 };
 
 struct no_instrumentation {
-  void before_phase(std::string_view, const graph&) {}
-  void after_phase(std::string_view, const graph&, const phase_result&) {}
+  template <class G>
+  void before_phase(std::string_view, const G&) {}
+  template <class G>
+  void after_phase(std::string_view, const G&, const phase_result&) {}
 };
 
 }  // namespace devpass::pipeline

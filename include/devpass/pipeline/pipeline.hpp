@@ -5,7 +5,7 @@
 //   using requires_ = type_list<capability...>;   what must hold before it runs
 //   using provides  = type_list<capability...>;   what holds after it ran
 //   template <class Policy> static constexpr bool compiled_in;   false drops it at compile time
-//   template <class Options> phase_result run(graph&, const Options&) const;
+//   template <class G, class Options> phase_result run(G&, const Options&) const;   (G: any model)
 //   template <class Options> bool active(const Options&) const;    (optional) run-time selection
 // make_pipeline(phase...) checks, at compile time, that each phase's requirements are provided
 // by the phases before it: a pipeline in the wrong order does not compile. run<Policy> checks it
@@ -75,15 +75,15 @@ struct pipeline_t {
   std::tuple<Phases...> phases;
 
   // Runs the phases that Policy compiles in and the options select, in order.
-  template <class Policy, class Options, class Instrumentation = no_instrumentation>
-  void run(graph& g, const Options& options, Instrumentation&& instrumentation = {}) const {
+  template <class Policy, class G, class Options, class Instrumentation = no_instrumentation>
+  void run(G& g, const Options& options, Instrumentation&& instrumentation = {}) const {
     static_assert(detail::compiled_order_check<Policy, type_list<devices_assigned>, Phases...>::value);
     std::apply([&](const auto&... phase) { (run_one<Policy>(phase, g, options, instrumentation), ...); }, phases);
   }
 
  private:
-  template <class Policy, class Phase, class Options, class Instrumentation>
-  static void run_one(const Phase& phase, graph& g, const Options& options, Instrumentation& instrumentation) {
+  template <class Policy, class Phase, class G, class Options, class Instrumentation>
+  static void run_one(const Phase& phase, G& g, const Options& options, Instrumentation& instrumentation) {
     if constexpr (Phase::template compiled_in<Policy>) {
       if (!phase_active(phase, options)) return;
       instrumentation.before_phase(Phase::name, g);

@@ -9,7 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "devpass/graph/graph.hpp"
+#include "devpass/graph/graph.hpp"  // devpass::graph, the model most callers plan
+#include "devpass/graph/structure.hpp"
 
 namespace devpass {
 
@@ -19,12 +20,13 @@ inline constexpr std::uint32_t no_step = ~std::uint32_t{0};
 // usually keep vertices in topological order already, and then the smallest-index-first order is
 // the vertex order itself (the smallest unfinished vertex always has all its producers done), so
 // one O(V + E) check replaces the heap.
-[[nodiscard]] inline std::vector<vertex> execution_order(const graph& g) {
+template <class G>
+[[nodiscard]] std::vector<vertex> execution_order(const G& g) {
   const std::size_t n = boost::num_vertices(g);
   std::vector<vertex> order;
   order.reserve(n);
   for (vertex v = 0; v < n; ++v) {
-    if (g[v].erased) continue;
+    if (is_erased(g, v)) continue;
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g)))
       if (boost::source(e, g) >= v) return topological_order(g);
     order.push_back(v);
@@ -33,7 +35,8 @@ inline constexpr std::uint32_t no_step = ~std::uint32_t{0};
 }
 
 // steps[v] is the position of v in `order`, no_step for nodes that are not in it.
-[[nodiscard]] inline std::vector<std::uint32_t> steps_of(const graph& g, const std::vector<vertex>& order) {
+template <class G>
+[[nodiscard]] std::vector<std::uint32_t> steps_of(const G& g, const std::vector<vertex>& order) {
   std::vector<std::uint32_t> steps(boost::num_vertices(g), no_step);
   for (std::size_t s = 0; s < order.size(); ++s) steps[order[s]] = static_cast<std::uint32_t>(s);
   return steps;

@@ -16,7 +16,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "devpass/graph/graph.hpp"
+#include "devpass/graph/graph.hpp"  // devpass::graph, the model most callers plan
+#include "devpass/graph/structure.hpp"
 #include "devpass/planning/execution_order.hpp"
 
 namespace devpass {
@@ -44,15 +45,16 @@ struct lifetime_table {
 
 // Precondition: `order` is a topological order of g's live nodes (execution_order(g)); edges read
 // outputs that exist (a structurally verified graph).
-[[nodiscard]] inline lifetime_table compute_lifetimes(const graph& g, const std::vector<vertex>& order,
-                                                      io_lifetimes io = io_lifetimes::method_bounds) {
+template <class G>
+[[nodiscard]] lifetime_table compute_lifetimes(const G& g, const std::vector<vertex>& order,
+                                               io_lifetimes io = io_lifetimes::method_bounds) {
   lifetime_table t;
   const std::size_t n = boost::num_vertices(g);
   t.value_begin.resize(n + 1);
   std::size_t total = 0;
   for (vertex v = 0; v < n; ++v) {
     t.value_begin[v] = total;
-    total += g[v].outputs.size();
+    total += output_count(g, v);
   }
   t.value_begin[n] = total;
   t.spans.assign(total, lifetime{});
@@ -63,12 +65,12 @@ struct lifetime_table {
   for (const vertex v : order) {
     const std::uint32_t step = t.steps[v];
     const std::size_t begin = t.value_begin[v], end = t.value_begin[v + 1];
-    const bool from_start = io == io_lifetimes::method_bounds && g[v].op == op_kind::input;
+    const bool from_start = io == io_lifetimes::method_bounds && role_of(g, v) == op_kind::input;
     for (std::size_t i = begin; i < end; ++i) t.spans[i] = {from_start ? 0 : step, step};
   }
   // Producers come before consumers in the order, so every span is initialised before it grows.
   for (const vertex v : order) {
-    const bool is_output = g[v].op == op_kind::output;
+    const bool is_output = role_of(g, v) == op_kind::output;
     if (is_output) t.output_nodes.push_back(v);
     const std::uint32_t step = io == io_lifetimes::method_bounds && is_output ? final_step : t.steps[v];
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {

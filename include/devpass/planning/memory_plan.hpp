@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "devpass/graph/device.hpp"
-#include "devpass/graph/graph.hpp"
+#include "devpass/graph/graph_model.hpp"
 
 namespace devpass {
 

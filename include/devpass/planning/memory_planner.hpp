@@ -26,7 +26,9 @@
 #include <string>
 #include <vector>
 
-#include "devpass/graph/graph.hpp"
+#include "devpass/graph/error.hpp"
+#include "devpass/graph/graph.hpp"  // devpass::graph, the model most callers plan
+#include "devpass/graph/structure.hpp"
 #include "devpass/planning/execution_order.hpp"
 #include "devpass/planning/lifetimes.hpp"
 #include "devpass/planning/memory_plan.hpp"
@@ -217,9 +219,12 @@ inline void check_alignment(const char* name, std::uint32_t alignment) {
 
 }  // namespace detail
 
-// Precondition: g is structurally valid (verify_structure); throws graph_error on a cycle and
-// config_error on a bad alignment. Erased nodes are ignored.
-[[nodiscard]] inline memory_plan plan_memory(graph& g, const plan_options& options = {}) {
+// Any graph model with set_buffer (graph_model.hpp). Precondition: g is structurally valid
+// (verify_structure); throws graph_error on a cycle and config_error on a bad alignment. Erased
+// nodes are ignored.
+template <class G>
+[[nodiscard]] memory_plan plan_memory(G& g, const plan_options& options = {}) {
+  static_assert(check_graph_model<G>() && check_plannable_graph_model<G>());
   detail::check_alignment("host_alignment", options.host_alignment);
   detail::check_alignment("device_alignment", options.device_alignment);
 
@@ -241,17 +246,15 @@ inline void check_alignment(const char* name, std::uint32_t alignment) {
   std::vector<device> devices;
   std::vector<std::vector<detail::plan_item>> inputs, others;
   for (const vertex v : plan.order) {
-    node& nd = g[v];
-    for (std::uint32_t k = 0; k < nd.outputs.size(); ++k) {
-      tensor_spec& spec = nd.outputs[k];
-      spec.mem_id.reset();
-      spec.offset.reset();
-      if (nd.op == op_kind::constant) continue;
+    const op_kind op = role_of(g, v);
+    for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) {
       const value_ref value{v, k};
+      graph_model<G>::set_buffer(g, value, std::nullopt);
+      if (op == op_kind::constant) continue;
       const device at = location_of(g, value);
       const std::size_t index = life.index(value);
       if (!at.is_host()) {
-        if (nd.op == op_kind::input && !device_inputs) continue;
+        if (op == op_kind::input && !device_inputs) continue;
         if (is_method_output[index] && !device_outputs) continue;
       }
       auto slot = static_cast<std::size_t>(std::find(devices.begin(), devices.end(), at) - devices.begin());
@@ -262,8 +265,8 @@ inline void check_alignment(const char* name, std::uint32_t alignment) {
       }
       const std::uint64_t align = at.is_host() ? options.host_alignment : options.device_alignment;
       const lifetime span = life.spans[index];
-      (nd.op == op_kind::input ? inputs : others)[slot].push_back(
-          {span.first, span.last, (spec.byte_size() + align - 1) / align * align, 0, value});
+      (op == op_kind::input ? inputs : others)[slot].push_back(
+          {span.first, span.last, (value_bytes(g, value) + align - 1) / align * align, 0, value});
     }
   }
   // Arena order: cpu first, then cuda:0, cuda:1, ...
@@ -289,11 +292,8 @@ inline void check_alignment(const char* name, std::uint32_t alignment) {
     buffer.alignment = devices[b].is_host() ? options.host_alignment : options.device_alignment;
     buffer.lower_bound = detail::live_bytes_peak(items, plan.order.size());
     buffer.size = detail::place_items(items, buffer.lower_bound);
-    for (const auto& item : items) {
-      tensor_spec& spec = g[item.value.producer].outputs[item.value.output];
-      spec.mem_id = buffer.mem_id;
-      spec.offset = static_cast<std::int64_t>(item.offset);
-    }
+    for (const auto& item : items)
+      graph_model<G>::set_buffer(g, item.value, buffer_slot{buffer.mem_id, static_cast<std::int64_t>(item.offset)});
   }
   return plan;
 }

@@ -19,7 +19,7 @@
 
 #include <string>
 
-#include "devpass/graph/graph.hpp"
+#include "devpass/graph/structure.hpp"
 #include "devpass/pattern/capture.hpp"
 #include "devpass/rules/context.hpp"
 
@@ -33,52 +33,11 @@ struct action_base {};
 template <class A>
 concept action = std::is_base_of_v<action_base<A>, A>;
 
-// The device a captured node runs on (a delegate's or copy's device), else where its value lives.
-inline device device_of(const graph& g, value_ref v) {
-  const node& n = g[v.producer];
-  if (n.op == op_kind::delegate || n.op == op_kind::h2d_copy || n.op == op_kind::d2d_copy) return n.device;
-  if (n.op == op_kind::output || n.op == op_kind::call) return cpu_device;
-  return location_of(g, v);
-}
+// The device a captured node runs on (a delegate's or copy's device), else where its value lives
+// (structure.hpp; named here too, where actions have always found it).
+using devpass::device_of;
 
 namespace detail {
-template <op_kind Kind>
-constexpr std::string_view copy_suffix() {
-  if constexpr (Kind == op_kind::h2d_copy) return "h2d";
-  else if constexpr (Kind == op_kind::d2h_copy) return "d2h";
-  else return "d2d";
-}
-
-// A copy node of `value` of kind Kind whose device side is `side`; its id is derived from node
-// `id_base` (id_allocator::make_derived).
-template <op_kind Kind, class Ctx>
-vertex make_copy(Ctx& ctx, value_ref value, device side, vertex id_base, std::string id) {
-  static_assert(is_copy(Kind), "devpass: copy actions take h2d_copy, d2h_copy or d2d_copy");
-  tensor_spec spec = spec_of(ctx.g, value);
-  spec.device = Kind == op_kind::d2h_copy ? cpu_device : side;
-  spec.mem_id.reset();
-  spec.offset.reset();
-  node copy{.id = ctx.ids.make_derived(id_base, std::move(id)), .op = Kind, .device = side};
-  copy.outputs.push_back(std::move(spec));  // `.outputs = {spec}` would copy the spec again
-  const vertex c = ctx.add(std::move(copy));
-  connect(ctx.g, value, c, 0);
-  return c;
-}
-
-// The id of a copy: "<base>@<suffix><tail>", built in one allocation (these are most of what
-// propagation allocates).
-inline std::string copy_id(std::string_view base, std::string_view suffix, std::string_view tail = {}) {
-  std::string id;
-  id.reserve(base.size() + 1 + suffix.size() + tail.size());
-  id.append(base).append(1, '@').append(suffix).append(tail);
-  return id;
-}
-// The text of value `value` (value_name) as the base of a copy id.
-inline std::string copy_id(const graph& g, value_ref value, std::string_view suffix, std::string_view tail = {}) {
-  if (value.output == 0) return copy_id(g[value.producer].id, suffix, tail);
-  return copy_id(value_name(g, value), suffix, tail);
-}
-
 // Values with more uses than this have their copies looked up in the context's copy index; for
 // the rest (most values have one or two uses) a scan of the uses costs less than hashing, and no
 // index entry is allocated per copy.
@@ -94,16 +53,19 @@ std::optional<vertex> find_copy(Ctx& ctx, value_ref value, device side) {
     if (auto known = ctx.copies.lookup(ctx.g, value, Kind, side)) return known;
   std::optional<vertex> found;
   for_each_use(ctx.g, value, [&](use u) {
-    const node& n = ctx.g[u.consumer];
-    if (!found && n.op == Kind && n.device == side) found = u.consumer;
+    if (!found && role_of(ctx.g, u.consumer) == Kind && node_device(ctx.g, u.consumer) == side) found = u.consumer;
   });
   if (found && indexed) ctx.copies.remember(value, Kind, side, *found);
   return found;
 }
-// A copy just made of a value with many uses: find_copy finds it without a scan.
+// A copy of `value` made through the context (graph_model.hpp, copy_request), remembered in the
+// copy index when the value has many uses, so find_copy finds it without a scan.
 template <op_kind Kind, class Ctx>
-vertex remember_copy(Ctx& ctx, value_ref value, device side, vertex copy) {
-  if (boost::out_degree(value.producer, ctx.g) > copy_index_min_uses) ctx.copies.remember(value, Kind, side, copy);
+vertex make_copy(Ctx& ctx, value_ref value, device side, copy_naming naming, devpass::use site = {}) {
+  static_assert(is_copy(Kind), "devpass: copy actions take h2d_copy, d2h_copy or d2d_copy");
+  const vertex copy = ctx.add_copy(copy_request{Kind, side, value, naming, site});
+  if (naming != copy_naming::after_use && boost::out_degree(value.producer, ctx.g) > copy_index_min_uses)
+    ctx.copies.remember(value, Kind, side, copy);
   return copy;
 }
 }  // namespace detail
@@ -134,10 +96,10 @@ struct erase_t : action_base<erase_t<A, OnlyIfDead>> {
   template <class Ctx, class Set>
   void apply(Ctx& ctx, const Set& caps) const {
     const vertex v = caps.get(A{}).producer;
-    if (ctx.g[v].erased) return;
+    if (is_erased(ctx.g, v)) return;
     if (boost::out_degree(v, ctx.g) != 0) {
       if constexpr (OnlyIfDead) return;
-      else throw graph_error("", ctx.g[v].id, "uses", "a rule erases this node while it still has uses");
+      else throw graph_error("", display_name(ctx.g, v), "uses", "a rule erases this node while it still has uses");
     }
     ctx.remove(v);
   }
@@ -164,16 +126,13 @@ struct copy_into_use_t : action_base<copy_into_use_t<Kind, Share, X, At>> {
     std::optional<vertex> copy;
     if constexpr (Share) copy = detail::find_copy<Kind>(ctx, x, side);
     if (!copy) {
-      if constexpr (Share) {
-        // The device goes in brackets: an id may not end in ":<digits>" (files read that as an output).
-        std::string id = Kind == op_kind::d2h_copy
-                             ? detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>())
-                             : detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>(), "[" + to_string(side) + "]");
-        copy = detail::remember_copy<Kind>(ctx, x, side, detail::make_copy<Kind>(ctx, x, side, x.producer, std::move(id)));
-      } else {
-        std::string id = detail::copy_id(ctx.g[site.consumer].id, detail::copy_suffix<Kind>(), "." + std::to_string(site.slot));
-        copy = detail::make_copy<Kind>(ctx, x, side, site.consumer, std::move(id));
-      }
+      // A shared copy is named after its value (and the device, but for a d2h: one per value), a
+      // copy per use after the use.
+      if constexpr (Share)
+        copy = detail::make_copy<Kind>(ctx, x, side,
+                                       Kind == op_kind::d2h_copy ? copy_naming::after_value : copy_naming::after_value_and_device);
+      else
+        copy = detail::make_copy<Kind>(ctx, x, side, copy_naming::after_use, site);
     }
     set_operand(ctx.g, site.consumer, site.slot, value_ref{*copy, 0});
     ctx.touch(site.consumer);
@@ -204,9 +163,7 @@ struct copy_after_t : action_base<copy_after_t<Kind, X, Moves>> {
     const device source = device_of(ctx.g, x);
     const device side = Kind == op_kind::d2h_copy ? source : cpu_device;
     auto copy = detail::find_copy<Kind>(ctx, x, side);
-    if (!copy)
-      copy = detail::remember_copy<Kind>(
-          ctx, x, side, detail::make_copy<Kind>(ctx, x, side, x.producer, detail::copy_id(ctx.g, x, detail::copy_suffix<Kind>())));
+    if (!copy) copy = detail::make_copy<Kind>(ctx, x, side, copy_naming::after_value);
     const value_ref to{*copy, 0};
     std::vector<devpass::use> moved;
     for_each_use(ctx.g, x, [&](devpass::use u) {
@@ -235,9 +192,8 @@ struct place_on_t : action_base<place_on_t<X, At>> {
   void apply(Ctx& ctx, const Set& caps) const {
     const value_ref x = caps.get(X{});
     const device where = device_of(ctx.g, caps.get(At{}));
-    node& n = ctx.g[x.producer];
-    n.outputs.at(x.output).device = where;
-    if (n.op == op_kind::input || n.op == op_kind::constant) n.device = where;  // what the file format says
+    mark_device(ctx.g, x, where);
+    if (is_source(role_of(ctx.g, x.producer))) set_source_device(ctx.g, x.producer, where);
     ctx.touch_uses(x);
     ctx.touch(x.producer);
   }

@@ -1,10 +1,12 @@
-// devpass/rules/context.hpp — what guards and actions see while a rule table runs: the graph,
-// the user's options, an id allocator for new nodes, counters, and the nodes to revisit.
+// devpass/rules/context.hpp — what guards and actions see while a rule table runs: the graph (any
+// model of graph_model.hpp), the user's options, the model's rewrite state (devpass::graph: an
+// id allocator for new nodes), counters, and the nodes to revisit.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -35,11 +37,13 @@ struct rewrite_counters {
 // the node is still that copy of that value, and the caller scans the uses when it is not.
 class copy_index {
  public:
-  [[nodiscard]] std::optional<vertex> lookup(const graph& g, value_ref value, op_kind kind, device side) const {
+  template <class G>
+  [[nodiscard]] std::optional<vertex> lookup(const G& g, value_ref value, op_kind kind, device side) const {
     const auto it = copies_.find(key_of(value, kind, side));
     if (it == copies_.end()) return std::nullopt;
     const vertex c = it->second;
-    if (c >= boost::num_vertices(g) || g[c].erased || g[c].op != kind || g[c].device != side) return std::nullopt;
+    if (c >= boost::num_vertices(g) || is_erased(g, c) || role_of(g, c) != kind || node_device(g, c) != side)
+      return std::nullopt;
     const auto read = operand(g, c, 0);
     if (!read || !(*read == value)) return std::nullopt;
     return c;
@@ -67,20 +71,33 @@ class copy_index {
   std::unordered_map<key, vertex, key_hash> copies_;
 };
 
-template <class Options>
+template <class Options, class Graph = graph>
 struct rewrite_context {
-  rewrite_context(graph& graph_, const Options& options_) : g(graph_), options(options_), ids(graph_) {}
+  static_assert(check_graph_model<Graph>());
+  using graph_type = Graph;
+  rewrite_context(Graph& graph_, const Options& options_) : g(graph_), options(options_), ids(graph_) {}
 
-  graph& g;
+  Graph& g;
   const Options& options;
-  id_allocator ids;
+  rewrite_state_t<Graph> ids;  // what the model needs to make nodes (devpass::graph: unique ids)
   rewrite_counters counters;
   std::vector<vertex> revisit;  // filled by actions, drained by the driver
   copy_census copies_made;      // the copies add() made
   copy_index copies;            // the copies of each value found or made so far (find_copy)
   const rule_trace* trace = nullptr;  // when set, the driver reports every rule it tries (trace.hpp)
 
+  // A copy of r.source, connected to it (graph_model.hpp, copy_request).
+  vertex add_copy(const copy_request& r) {
+    const vertex v = add_copy_vertex(g, ids, r);
+    copies_made.add(r.kind, value_bytes(g, value_ref{v, 0}));  // counted now, while the node is in cache
+    connect(g, r.source, v, 0);
+    ++counters.nodes_added;
+    revisit.push_back(v);
+    return v;
+  }
+  // Any node (devpass::graph only: a model makes its vertices through add_copy).
   vertex add(node n) {
+    static_assert(std::is_same_v<Graph, graph>, "devpass: rewrite_context::add(node) is for devpass::graph; use add_copy");
     copies_made.add(n);  // counted now, while the node is in cache
     const vertex v = add_node(g, std::move(n));
     ++counters.nodes_added;

@@ -1,4 +1,5 @@
-// devpass/rules/driver.hpp — applies a rule table to a graph until nothing matches.
+// devpass/rules/driver.hpp — applies a rule table to a graph (any model of graph_model.hpp) until
+// nothing matches.
 //
 // Worklist, deterministic: a sweep over every live node in vertex order. At a node, the rules are
 // tried in table order, each at every site of its root form (the node's value 0; each output;
@@ -47,10 +48,11 @@ class operand_cache {
  public:
   static constexpr vertex unconnected = static_cast<vertex>(-1);
   void clear() { filled_ = false; }
-  std::span<const value_ref> of(const graph& g, vertex v) {
+  template <class G>
+  std::span<const value_ref> of(const G& g, vertex v) {
     if (filled_) return slots_;
     filled_ = true;
-    const std::uint32_t arity = g[v].arity;
+    const std::uint32_t arity = arity_of(g, v);
     slots_ = arity <= on_stack_.size() ? std::span<value_ref>(on_stack_).first(arity)
                                        : (on_heap_.resize(arity), std::span<value_ref>(on_heap_));
     std::fill(slots_.begin(), slots_.end(), value_ref{unconnected, 0});
@@ -89,8 +91,8 @@ template <class Root>
 struct sites {
   using early_caps = pattern::type_list<>;
   // A plain pattern: one site, value 0 of the node.
-  template <class Caps, class Early, class Fire>
-  static bool each(const graph& g, vertex v, std::size_t& tried, operand_cache&, Early&& early, Fire&& fire) {
+  template <class Caps, class G, class Early, class Fire>
+  static bool each(const G& g, vertex v, std::size_t& tried, operand_cache&, Early&& early, Fire&& fire) {
     Caps caps;
     ++tried;
     return Root{}.match(g, value_ref{v, 0}, caps) && early(caps) && fire(caps);
@@ -105,9 +107,9 @@ struct sites {
 template <class P>
 struct sites<pattern::each_output_t<P>> {
   using early_caps = pattern::type_list<>;
-  template <class Caps, class Early, class Fire>
-  static bool each(const graph& g, vertex v, std::size_t& tried, operand_cache&, Early&& early, Fire&& fire) {
-    const auto outputs = static_cast<std::uint32_t>(g[v].outputs.size());
+  template <class Caps, class G, class Early, class Fire>
+  static bool each(const G& g, vertex v, std::size_t& tried, operand_cache&, Early&& early, Fire&& fire) {
+    const std::uint32_t outputs = output_count(g, v);
     for (std::uint32_t k = 0; k < outputs; ++k) {
       Caps caps;
       ++tried;
@@ -117,7 +119,7 @@ struct sites<pattern::each_output_t<P>> {
   }
   template <class Caps, class Guard, class Ctx, class Report>
   static void explain(const Guard& guard, const Ctx& ctx, vertex v, Report&& report) {
-    const auto outputs = static_cast<std::uint32_t>(ctx.g[v].outputs.size());
+    const std::uint32_t outputs = output_count(ctx.g, v);
     for (std::uint32_t k = 0; k < outputs; ++k)
       if (explain_site<P, Caps>(guard, ctx, value_ref{v, k}, Caps{}, "output " + std::to_string(k), report)) return;
   }
@@ -125,8 +127,8 @@ struct sites<pattern::each_output_t<P>> {
 template <class C, class O>
 struct sites<pattern::on_use_t<C, O>> {
   using early_caps = typename C::binds;  // what the consumer binds is the same at every slot
-  template <class Caps, class Early, class Fire>
-  static bool each(const graph& g, vertex v, std::size_t& tried, operand_cache& operands, Early&& early, Fire&& fire) {
+  template <class Caps, class G, class Early, class Fire>
+  static bool each(const G& g, vertex v, std::size_t& tried, operand_cache& operands, Early&& early, Fire&& fire) {
     Caps consumer;
     if (!C{}.match(g, value_ref{v, 0}, consumer) || !early(consumer)) return false;
     const std::span<const value_ref> slot_values = operands.of(g, v);
@@ -178,7 +180,7 @@ template <class Rule, class Ctx>
   const rule_trace& trace = *ctx.trace;
   const std::string text = r.describe();
   if (!trace.only.empty() && text.find(trace.only) == std::string::npos) return;
-  const std::string& node = v < boost::num_vertices(ctx.g) ? ctx.g[v].id : std::string();
+  const std::string node = v < boost::num_vertices(ctx.g) ? display_name(ctx.g, v) : std::string();
   if (fired) {
     trace.report(trace.user, text, node, "", "applied");
     return;
@@ -235,7 +237,8 @@ struct apply_options {
 // to ctx.counters).
 template <class... Rules, class Ctx>
 rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_options options = {}) {
-  graph& g = ctx.g;
+  auto& g = ctx.g;
+  static_assert(check_graph_model<std::remove_reference_t<decltype(g)>>());
   const rewrite_counters before = ctx.counters;
   const std::size_t bound = options.bound ? options.bound : 4 * (boost::num_vertices(g) + boost::num_edges(g)) + 64;
   std::array<std::size_t, sizeof...(Rules)> applied{};
@@ -278,18 +281,18 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
     queued[v] = 0;
     // After a rewrite the node is looked at again at once, while its edges are in cache, until
     // no rule applies (the bound above still caps a rule that never stops).
-    while (!g[v].erased && visit(v)) {
+    while (!is_erased(g, v) && visit(v)) {
       for (const vertex touched : ctx.revisit) {
         if (touched == v) continue;
         if (touched >= queued.size()) queued.resize(boost::num_vertices(g), 0);
-        if (!queued[touched] && !g[touched].erased) soon.push_back(touched), queued[touched] = 1;
+        if (!queued[touched] && !is_erased(g, touched)) soon.push_back(touched), queued[touched] = 1;
       }
       ctx.revisit.clear();
     }
     ctx.revisit.clear();
   };
   for (vertex v = 0; v < swept; ++v) {
-    if (g[v].erased) {
+    if (is_erased(g, v)) {
       tombstones = true;
       continue;
     }

@@ -1,0 +1,264 @@
+// devpass/graph/graph_model.hpp — the graph concept: what a graph type provides so that
+// devpass's patterns, guards, actions, rule driver, pipelines, device propagation and memory
+// planning run on it. devpass::graph (graph.hpp) is one model; a compiler's own Boost.Graph
+// adjacency_list with its own vertex property is another (examples/own_graph/, docs/graph-concept.md).
+//
+// Storage, checked: G is boost::adjacency_list<vecS, vecS, bidirectionalS, V, E, GP, vecS>, so a
+// vertex is an index (std::size_t) and the edges lie in one vector (rewiring moves an edge in
+// place, compaction slides them down). E has the members of devpass::edge_info: `output` (which
+// value of the source), `slot` (which input of the target), `out_position` (a hint for O(1) use
+// removal, kept by devpass). V and GP are the user's. Values are (producer, output index).
+//
+// Vertex operations: a specialization of devpass::graph_model<G> with these static members
+// (g: G, v: vertex, x: value_ref). Each is one line over the user's own vertex property.
+//   op_kind role(const G&, v)                 the vertex's role: the user's op mapped onto
+//                                             input, constant, delegate, call, h2d/d2h/d2d copy, output
+//   bool erased(const G&, v)                  a tombstone, see erase_node / compact
+//   void mark_erased(G&, v)
+//   std::uint32_t arity(const G&, v)          input slots
+//   void set_arity(G&, v, std::uint32_t)
+//   std::uint32_t output_count(const G&, v)   values it produces
+//   device node_device(const G&, v)           where it runs (a copy: its device side)
+//   std::optional<device> marked_device(const G&, x)   where a pass placed the value, if it did
+//   void mark_device(G&, x, device)           place it
+//   dtype value_dtype(const G&, x)
+//   std::uint64_t value_bytes(const G&, x)    byte size (copy statistics, planning)
+//   name(const G&, v)                         display name for messages (a string or string_view)
+//   vertex add_copy(G&, [rewrite_state&,] const copy_request&)
+//                                             a new vertex of a copy kind on a device, one output
+//                                             laid out as the source value, not yet connected
+// Optional:
+//   using rewrite_state = S;                  per rewrite run state built from G& (devpass::graph:
+//                                             its id allocator), handed to add_copy
+//   void set_node_device(G&, v, device)       when the model stores a device on sources too
+//                                             (devpass::graph's file format): place_on keeps an
+//                                             input's or constant's own device in step
+//   void set_buffer(G&, x, std::optional<buffer_slot>)   needed by plan_memory only
+// A type that lacks an operation does not compile: check_graph_model<G>() is asserted at every
+// entry point, one static_assert per operation, whose message names it.
+#pragma once
+
+#include <boost/graph/adjacency_list.hpp>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+
+#include "devpass/graph/device.hpp"
+#include "devpass/graph/dtype.hpp"
+#include "devpass/graph/op_kind.hpp"
+
+namespace devpass {
+
+// The vertex descriptor of every vecS adjacency_list.
+using vertex = std::size_t;
+
+// The source and target of an edge erase_node left in the edge vector for compact() to drop.
+inline constexpr vertex dead_vertex = static_cast<vertex>(-1);
+
+// One value: output `output` of node `producer`.
+struct value_ref {
+  vertex producer = 0;
+  std::uint32_t output = 0;
+  friend bool operator==(const value_ref&, const value_ref&) = default;
+};
+
+// One use of a value: input slot `slot` of node `consumer`.
+struct use {
+  vertex consumer = 0;
+  std::uint32_t slot = 0;
+  friend bool operator==(const use&, const use&) = default;
+};
+
+// The edge property devpass's own graph uses; a model may use its own type with these members.
+struct edge_info {
+  std::uint32_t output = 0;  // which output of the producer
+  std::uint32_t slot = 0;    // which input slot of the consumer
+  // Where this edge sits in its producer's out-edge list: a hint that makes removing one use of
+  // a value O(1) however many uses it has (a million-way fan-out moves a million uses). Checked
+  // before use, and rebuilt for the whole list when stale (a copy of the graph made by
+  // Boost.Graph re-adds edges in another order), so a wrong hint costs time, never correctness.
+  std::uint32_t out_position = 0;
+};
+
+// Where memory planning put a value.
+struct buffer_slot {
+  std::int32_t mem_id = 0;
+  std::int64_t offset = 0;
+};
+
+// How a copy a pass makes is named, for models whose vertices have names (others ignore it):
+// after the value it copies ("x@d2h"), after the value and the device it copies to
+// ("x@h2d[cuda:0]"), or after the use it feeds ("k@h2d.2": slot 2 of node k).
+enum class copy_naming : std::uint8_t { after_value, after_value_and_device, after_use };
+
+// What add_copy makes: a vertex of copy kind `kind` whose device side is `side`, with one
+// output laid out as `source` (its dtype and shape) and marked on the device the copy writes
+// (`side`, or cpu for a d2h_copy), no planned buffer. The pass connects it to `source`.
+struct copy_request {
+  op_kind kind = op_kind::h2d_copy;
+  device side;
+  value_ref source;
+  copy_naming naming = copy_naming::after_value;
+  use site;  // the use it feeds, for copy_naming::after_use
+};
+
+// Specialize for a graph type to make it a model (see the header comment).
+template <class G>
+struct graph_model {
+  static constexpr bool unspecialized = true;
+};
+
+namespace detail {
+template <class G>
+struct adjacency_storage : std::false_type {};
+template <class V, class E, class GP>
+struct adjacency_storage<boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>> {
+  static constexpr bool value = requires(E& e) {
+    e.output = std::uint32_t{};
+    e.slot = std::uint32_t{};
+    e.out_position = std::uint32_t{};
+  };
+};
+
+template <class G>
+struct no_rewrite_state {
+  explicit no_rewrite_state(G&) {}
+};
+template <class G>
+struct rewrite_state_of {
+  using type = no_rewrite_state<G>;
+};
+template <class G>
+  requires requires { typename graph_model<G>::rewrite_state; }
+struct rewrite_state_of<G> {
+  using type = typename graph_model<G>::rewrite_state;
+};
+}  // namespace detail
+
+// Per rewrite run state of a model (graph_model<G>::rewrite_state, or nothing).
+template <class G>
+using rewrite_state_t = typename detail::rewrite_state_of<G>::type;
+
+// True when G is a model; each missing operation is a static_assert naming it. Called at every
+// entry point (the driver, the passes, the planner), so a user's first error line says what
+// their model lacks, not where deep inside devpass it was needed.
+template <class G>
+consteval bool check_graph_model() {
+  using M = graph_model<G>;
+  constexpr bool storage_is_adjacency_list = detail::adjacency_storage<G>::value;
+  static_assert(storage_is_adjacency_list,
+                "devpass: the graph type must be boost::adjacency_list<vecS, vecS, bidirectionalS, V, E, GP, vecS> "
+                "whose edge property E has uint32 members output, slot and out_position (devpass::edge_info)");
+  constexpr bool model_is_specialized = !requires { M::unspecialized; };
+  static_assert(model_is_specialized,
+                "devpass: no devpass::graph_model specialization for this graph type (graph_model.hpp)");
+  constexpr bool has_role = requires(const G& g, vertex v) { { M::role(g, v) } -> std::same_as<op_kind>; };
+  static_assert(has_role, "devpass: graph_model lacks `static op_kind role(const G&, vertex)`");
+  constexpr bool has_erased = requires(const G& g, vertex v) { { M::erased(g, v) } -> std::convertible_to<bool>; };
+  static_assert(has_erased, "devpass: graph_model lacks `static bool erased(const G&, vertex)`");
+  constexpr bool has_mark_erased = requires(G& g, vertex v) { M::mark_erased(g, v); };
+  static_assert(has_mark_erased, "devpass: graph_model lacks `static void mark_erased(G&, vertex)`");
+  constexpr bool has_arity =
+      requires(const G& g, vertex v) { { M::arity(g, v) } -> std::convertible_to<std::uint32_t>; };
+  static_assert(has_arity, "devpass: graph_model lacks `static std::uint32_t arity(const G&, vertex)`");
+  constexpr bool has_set_arity = requires(G& g, vertex v) { M::set_arity(g, v, std::uint32_t{}); };
+  static_assert(has_set_arity, "devpass: graph_model lacks `static void set_arity(G&, vertex, std::uint32_t)`");
+  constexpr bool has_output_count =
+      requires(const G& g, vertex v) { { M::output_count(g, v) } -> std::convertible_to<std::uint32_t>; };
+  static_assert(has_output_count, "devpass: graph_model lacks `static std::uint32_t output_count(const G&, vertex)`");
+  constexpr bool has_node_device = requires(const G& g, vertex v) { { M::node_device(g, v) } -> std::same_as<device>; };
+  static_assert(has_node_device, "devpass: graph_model lacks `static device node_device(const G&, vertex)`");
+  constexpr bool has_marked_device =
+      requires(const G& g, value_ref x) { { M::marked_device(g, x) } -> std::same_as<std::optional<device>>; };
+  static_assert(has_marked_device,
+                "devpass: graph_model lacks `static std::optional<device> marked_device(const G&, value_ref)`");
+  constexpr bool has_mark_device = requires(G& g, value_ref x) { M::mark_device(g, x, device{}); };
+  static_assert(has_mark_device, "devpass: graph_model lacks `static void mark_device(G&, value_ref, device)`");
+  constexpr bool has_value_dtype =
+      requires(const G& g, value_ref x) { { M::value_dtype(g, x) } -> std::same_as<dtype>; };
+  static_assert(has_value_dtype, "devpass: graph_model lacks `static dtype value_dtype(const G&, value_ref)`");
+  constexpr bool has_value_bytes =
+      requires(const G& g, value_ref x) { { M::value_bytes(g, x) } -> std::convertible_to<std::uint64_t>; };
+  static_assert(has_value_bytes, "devpass: graph_model lacks `static std::uint64_t value_bytes(const G&, value_ref)`");
+  constexpr bool has_name =
+      requires(const G& g, vertex v) { { M::name(g, v) } -> std::convertible_to<std::string_view>; };
+  static_assert(has_name,
+                "devpass: graph_model lacks `static name(const G&, vertex)` returning a string or string_view");
+  constexpr bool has_add_copy = requires(G& g, rewrite_state_t<G>& s, const copy_request& r) {
+                  { M::add_copy(g, s, r) } -> std::convertible_to<vertex>;
+                } || requires(G& g, const copy_request& r) {
+                  { M::add_copy(g, r) } -> std::convertible_to<vertex>;
+                };
+  static_assert(has_add_copy, "devpass: graph_model lacks `static vertex add_copy(G&, const copy_request&)` "
+                "(or add_copy(G&, rewrite_state&, const copy_request&))");
+  return true;
+}
+
+// The planner's extra requirement.
+template <class G>
+consteval bool check_plannable_graph_model() {
+  constexpr bool has_set_buffer =
+      requires(G& g, value_ref x) { graph_model<G>::set_buffer(g, x, std::optional<buffer_slot>{}); };
+  static_assert(has_set_buffer,
+                "devpass: graph_model lacks `static void set_buffer(G&, value_ref, std::optional<buffer_slot>)`, "
+                "which plan_memory needs");
+  return true;
+}
+
+// The operations, as free functions over any model (what devpass's own code calls).
+template <class G>
+[[nodiscard]] constexpr op_kind role_of(const G& g, vertex v) {
+  return graph_model<G>::role(g, v);
+}
+template <class G>
+[[nodiscard]] constexpr bool is_erased(const G& g, vertex v) {
+  return graph_model<G>::erased(g, v);
+}
+template <class G>
+[[nodiscard]] constexpr std::uint32_t arity_of(const G& g, vertex v) {
+  return graph_model<G>::arity(g, v);
+}
+template <class G>
+[[nodiscard]] constexpr std::uint32_t output_count(const G& g, vertex v) {
+  return graph_model<G>::output_count(g, v);
+}
+template <class G>
+[[nodiscard]] constexpr device node_device(const G& g, vertex v) {
+  return graph_model<G>::node_device(g, v);
+}
+template <class G>
+[[nodiscard]] constexpr std::optional<device> marked_device(const G& g, value_ref x) {
+  return graph_model<G>::marked_device(g, x);
+}
+template <class G>
+constexpr void mark_device(G& g, value_ref x, device d) {
+  graph_model<G>::mark_device(g, x, d);
+}
+template <class G>
+[[nodiscard]] constexpr dtype value_dtype(const G& g, value_ref x) {
+  return graph_model<G>::value_dtype(g, x);
+}
+template <class G>
+[[nodiscard]] constexpr std::uint64_t value_bytes(const G& g, value_ref x) {
+  return graph_model<G>::value_bytes(g, x);
+}
+template <class G>
+[[nodiscard]] constexpr decltype(auto) node_name(const G& g, vertex v) {
+  return graph_model<G>::name(g, v);
+}
+template <class G>
+vertex add_copy_vertex(G& g, rewrite_state_t<G>& state, const copy_request& r) {
+  if constexpr (requires { graph_model<G>::add_copy(g, state, r); }) return graph_model<G>::add_copy(g, state, r);
+  else return graph_model<G>::add_copy(g, r);
+}
+// Keeps a source's (input's or constant's) own device in step with its value, in models that
+// store one (devpass::graph: the file format's input device is where the caller provides it).
+template <class G>
+constexpr void set_source_device(G& g, vertex v, device d) {
+  if constexpr (requires { graph_model<G>::set_node_device(g, v, d); }) graph_model<G>::set_node_device(g, v, d);
+}
+
+}  // namespace devpass

@@ -1,0 +1,205 @@
+// The graph concept (graph_model.hpp) on a second model: a compiler's own lean IR
+// (examples/own_graph/). Every repository graph, and random graphs beyond what the files hold,
+// converted to that IR and run through devpass's propagation (both policies, every flag set),
+// a rule table and the memory planner, gives what devpass::graph gives: the same vertices in
+// the same order, the same edges, the same placement of every value, the same plan.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "convert.hpp"
+#include "devpass/graph/verify.hpp"
+#include "devpass/io/json_reader.hpp"
+#include "devpass/passes/propagate_device.hpp"
+#include "devpass/planning/memory_planner.hpp"
+#include "devpass/rules.hpp"
+#include "graph_dir.hpp"
+#include "own_graph.hpp"
+#include "random_graph.hpp"
+
+namespace {
+
+using namespace devpass;
+
+// Everything a pass decides, read through the concept only, so both models print the same text
+// when they hold the same graph: per live vertex its role, device, operands, and per value its
+// mark, bytes and planned buffer.
+template <class G>
+std::string summary(const G& g) {
+  std::string text;
+  for (vertex v = 0; v < boost::num_vertices(g); ++v) {
+    if (is_erased(g, v)) {
+      text += "erased\n";
+      continue;
+    }
+    text += std::string(to_string(role_of(g, v))) + " on " + to_string(node_device(g, v)) + " reads";
+    for (const value_ref in : operands(g, v)) text += " " + std::to_string(in.producer) + ":" + std::to_string(in.output);
+    for (std::uint32_t k = 0; k < output_count(g, v); ++k) {
+      const auto mark = marked_device(g, value_ref{v, k});
+      text += " | value " + std::to_string(k) + " " + (mark ? to_string(*mark) : "unmarked") + " " +
+              std::to_string(value_bytes(g, value_ref{v, k})) + "B at " + to_string(location_of(g, value_ref{v, k}));
+    }
+    text += "\n";
+  }
+  return text;
+}
+std::string buffers_of(const devpass::graph& g) {
+  std::string text;
+  for (vertex v = 0; v < boost::num_vertices(g); ++v)
+    for (const tensor_spec& s : g[v].outputs)
+      text += std::to_string(s.mem_id.value_or(-1)) + "@" + std::to_string(s.offset.value_or(0)) + " ";
+  return text;
+}
+std::string buffers_of(const mycc::ir_graph& g) {
+  std::string text;
+  for (vertex v = 0; v < boost::num_vertices(g); ++v)
+    for (std::uint32_t k = 0; k < g[v].value_count; ++k) {
+      const auto& value = g[boost::graph_bundle].values[g[v].first_value + k];
+      text += std::to_string(value.mem_id) + "@" + std::to_string(value.mem_id < 0 ? 0 : value.offset) + " ";
+    }
+  return text;
+}
+std::string plan_text(const memory_plan& plan) {
+  std::string text;
+  for (const vertex v : plan.order) text += std::to_string(v) + " ";
+  for (const planned_buffer& b : plan.buffers)
+    text += "| " + std::to_string(b.mem_id) + " " + to_string(b.device) + " " + std::to_string(b.size) + " " +
+            std::to_string(b.lower_bound);
+  return text;
+}
+
+std::vector<propagate_options> every_flag_set() {
+  std::vector<propagate_options> sets;
+  for (const auto policy : {copy_policy::devpass, copy_policy::executorch})
+    for (int bits = 0; bits < 16; ++bits)
+      sets.push_back({.policy = policy,
+                      .enable_non_cpu_memory_planning = (bits & 1) == 0,
+                      .skip_h2d_for_method_inputs = (bits & 1) == 0 && (bits & 2) != 0,
+                      .skip_d2h_for_method_outputs = (bits & 1) == 0 && (bits & 4) != 0,
+                      .elide = (bits & 8) == 0});
+  return sets;
+}
+
+// Runs propagation and planning on both models of `source`; checks they agree. Returns whether
+// propagation accepted the options (both models must agree on that too, and on the message).
+bool same_on_both(const devpass::graph& source, const propagate_options& options) {
+  devpass::graph ours = source;
+  mycc::ir_graph theirs = mycc::from_devpass(source);
+  std::string ours_error, theirs_error;
+  propagate_stats ours_stats, theirs_stats;
+  try {
+    ours_stats = propagate_device(ours, options);
+  } catch (const std::exception& e) {
+    ours_error = e.what();
+  }
+  try {
+    theirs_stats = propagate_device(theirs, options);
+  } catch (const std::exception& e) {
+    theirs_error = e.what();
+  }
+  CHECK(theirs_error == ours_error);
+  if (!ours_error.empty()) return false;
+  CHECK(theirs_stats.before == ours_stats.before);
+  CHECK(theirs_stats.after == ours_stats.after);
+  CHECK(count_copies(theirs) == count_copies(ours));
+  REQUIRE(summary(theirs) == summary(ours));
+  CHECK(verify_devices(theirs).ok() == verify_devices(ours).ok());
+  const memory_plan ours_plan = plan_memory(ours), theirs_plan = plan_memory(theirs);
+  CHECK(plan_text(theirs_plan) == plan_text(ours_plan));
+  CHECK(buffers_of(theirs) == buffers_of(ours));
+  return true;
+}
+
+std::vector<std::filesystem::path> repository_graphs() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(devpass::testing_support::graph_dir()))
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+TEST_CASE("own graph: the model's vertex property is at most 32 bytes") {
+  CHECK(sizeof(mycc::op_node) <= 32);
+  static_assert(check_graph_model<mycc::ir_graph>());
+}
+
+TEST_CASE("own graph: every repository graph gives devpass::graph's result, both policies, every flag set") {
+  const auto files = repository_graphs();
+  REQUIRE(files.size() >= 13);
+  std::size_t accepted = 0, refused = 0;
+  for (const auto& file : files) {
+    const devpass::graph source = read_graph_file(file.string());
+    for (const propagate_options& options : every_flag_set()) {
+      CAPTURE(file.string());
+      CAPTURE(static_cast<int>(options.policy));
+      CAPTURE(options.enable_non_cpu_memory_planning);
+      CAPTURE(options.skip_h2d_for_method_inputs);
+      CAPTURE(options.skip_d2h_for_method_outputs);
+      CAPTURE(options.elide);
+      (same_on_both(source, options) ? accepted : refused) += 1;
+    }
+  }
+  CHECK(accepted > 10 * refused);  // refusals: ExecuTorch's skip_h2d on inputs read twice
+}
+
+TEST_CASE("own graph: random graphs with pre-placed values, dead values and many devices give the same result") {
+  std::size_t accepted = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const devpass::graph source = testing::random_graph(
+        seed, {.nodes = 30 + seed % 40, .devices = static_cast<std::uint16_t>(2 + seed % 4), .preplaced = seed % 2 == 0,
+               .dead_values = seed % 3 == 0});
+    for (const propagate_options& options : every_flag_set()) {
+      CAPTURE(seed);
+      accepted += same_on_both(source, options) ? 1 : 0;
+    }
+  }
+  CHECK(accepted > 1000);
+}
+
+TEST_CASE("own graph: a refused input names the node by the model's own name") {
+  devpass::graph source = read_graph_file(devpass::testing_support::graph_path("cases/d2h_extra_cpu_consumer.json"));
+  mycc::ir_graph g = mycc::from_devpass(source);
+  CHECK_THROWS_WITH(propagate_device(g, {.policy = copy_policy::executorch, .skip_h2d_for_method_inputs = true}),
+                    "node 'a': consumers: skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), "
+                    "this one has 't', 'u'");
+}
+
+TEST_CASE("own graph: a user rule table runs on the model: the elision rules after a run without elision") {
+  using namespace devpass::dsl;
+  constexpr auto x = "x"_c;
+  constexpr auto d = "d"_c;
+  constexpr auto h = "h"_c;
+  constexpr auto elide = make_table(
+      h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[same_device(h, x)] / (rewire(h, x), erase(h), erase_if_dead(d)),
+      d2h_copy.as(d)[unused(d)] / erase(d));
+  std::size_t compared = 0;
+  for (const auto& file : repository_graphs()) {
+    CAPTURE(file.string());
+    const devpass::graph source = read_graph_file(file.string());
+    devpass::graph elided = source;
+    propagate_device(elided, {.policy = copy_policy::executorch});
+    mycc::ir_graph g = mycc::from_devpass(source);
+    propagate_device(g, {.policy = copy_policy::executorch, .elide = false});
+    struct no_options {};
+    rules::rewrite_context<no_options, mycc::ir_graph> ctx(g, {});
+    rules::apply_rules(elide, ctx);
+    CHECK(count_copies(g) == count_copies(elided));
+    CHECK(summary(g) == summary(elided));
+    ++compared;
+  }
+  CHECK(compared >= 13);
+}
+
+TEST_CASE("own graph: patterns explain themselves with the model's names") {
+  using namespace devpass::dsl;
+  devpass::graph source = read_graph_file(devpass::testing_support::graph_path("cases/multi_output.json"));
+  mycc::ir_graph g = mycc::from_devpass(source);
+  const vertex r = *find_node(source, "r");
+  CHECK(pattern::explain(delegate, g, value_ref{r, 0}) == "node 'r' is call, expected delegate");
+  CHECK_FALSE(pattern::explain(call(any), g, value_ref{r, 0}));
+}
