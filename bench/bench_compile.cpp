@@ -1,6 +1,7 @@
 // scripts/bench compile — compile time of the DSL, measured by running the compiler:
 //   - a TU that runs the default device-propagation pipeline (both policies, run-time selected),
 //     and the same over a compiler's own IR (examples/own_graph/);
+//   - what Boost.Hana's reflection of the policy knobs costs a TU that uses it (a driver);
 //   - TUs with a rule table of 10, 50, 100 and 200 distinct rules applied by the driver, and the
 //     cost of each added rule between those sizes (equal figures: the growth is linear);
 //   - a TU that only includes the graph model, for reference.
@@ -58,6 +59,16 @@ const char* const own_graph_pipeline_tu =
     "std::size_t run(mycc::ir_graph& g, const devpass::propagate_options& o) {\n"
     "  return devpass::propagate_device(g, o).after.copies(); }\n";
 
+// What Boost.Hana costs where devpass uses it (passes/policy_reflection.hpp, for drivers): the
+// propagation header with one use of its options, without and with the reflected knobs printed.
+const char* const options_only_tu =
+    "#include <devpass/passes/propagate_device.hpp>\n"
+    "std::size_t run(const devpass::propagate_options& o) { return o.elide; }\n";
+const char* const policy_reflection_tu =
+    "#include <devpass/passes/policy_reflection.hpp>\n"
+    "std::size_t run(const devpass::propagate_options& o) {\n"
+    "  return devpass::reflection::policy_json<devpass::runtime_propagate_policy>(o).size(); }\n";
+
 const char* const graph_only_tu =
     "#include <devpass/graph/graph.hpp>\n"
     "std::size_t run(devpass::graph& g) { return devpass::topological_order(g).size(); }\n";
@@ -88,6 +99,8 @@ int main(int argc, char** argv) {
     std::ofstream(out / "graph_only.cpp") << graph_only_tu;
     std::ofstream(out / "pipeline.cpp") << pipeline_tu;
     std::ofstream(out / "own_graph_pipeline.cpp") << own_graph_pipeline_tu;
+    std::ofstream(out / "options_only.cpp") << options_only_tu;
+    std::ofstream(out / "policy_reflection.cpp") << policy_reflection_tu;
     for (const int n : rule_counts) std::ofstream(out / ("rules_" + std::to_string(n) + ".cpp")) << rules_tu(n);
     return 0;
   }
@@ -101,6 +114,11 @@ int main(int argc, char** argv) {
   emit("graph_model_only_seconds", graph_only, "s");
   emit("default_pipeline_seconds", compile_seconds(dir, "pipeline", pipeline_tu), "s");
   emit("own_graph_pipeline_seconds", compile_seconds(dir, "own_graph_pipeline", own_graph_pipeline_tu), "s");
+  const double options_only = compile_seconds(dir, "options_only", options_only_tu);
+  const double reflected = compile_seconds(dir, "policy_reflection", policy_reflection_tu);
+  emit("propagate_options_only_seconds", options_only, "s");
+  emit("policy_reflection_seconds", reflected, "s");
+  emit("hana_reflection_cost_seconds", reflected - options_only, "s");
   double ten = 0, previous = 0;
   int previous_n = 0;
   for (const int n : rule_counts) {

@@ -26,4 +26,4 @@ configure_package_config_file(cmake/devpassConfig.cmake.in ${CMAKE_CURRENT_BINAR
   INSTALL_DESTINATION ${DEVPASS_CMAKE_DIR})
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/devpassConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/devpassConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/devpassConfigVersion.cmake
-  DESTINATION ${DEVPASS_CMAKE_DIR})
+  cmake/devpassAddOpt.cmake DESTINATION ${DEVPASS_CMAKE_DIR})

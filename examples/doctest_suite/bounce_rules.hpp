@@ -7,9 +7,6 @@
 // fold leaves without readers (and any other dead copy). Run after propagate_device.
 #pragma once
 
-#include <string>
-#include <utility>
-
 #include "devpass/rules.hpp"
 
 namespace bounces {
@@ -22,21 +19,15 @@ inline constexpr auto d = "d"_c;
 inline constexpr auto h = "h"_c;
 inline constexpr auto c = "c"_c;
 
-// What the bounce's h2d fed now reads a d2d_copy of x to the h2d's device, with the id the devpass
-// policy gives such a copy ("a@d2d[cuda:1]").
+// What the bounce's h2d fed now reads a d2d_copy of x to the h2d's device, named as the devpass
+// policy names such a copy ("a@d2d[cuda:1]"). ctx.add_copy makes, connects and counts it on any
+// graph model (docs/graph-concept.md).
 inline constexpr auto copy_directly = apply(
     [](auto& ctx, value_ref from, value_ref bounce) {
-      const device to = ctx.g[bounce.producer].device;
-      tensor_spec spec = spec_of(ctx.g, from);
-      spec.device = to;
-      spec.mem_id.reset();
-      spec.offset.reset();
-      node copy{.id = ctx.ids.make_derived(from.producer, value_name(ctx.g, from) + "@d2d[" + to_string(to) + "]"),
-                .op = op_kind::d2d_copy,
-                .device = to};
-      copy.outputs.push_back(std::move(spec));
-      const vertex made = ctx.add(std::move(copy));
-      connect(ctx.g, from, made, 0);
+      const vertex made = ctx.add_copy({.kind = op_kind::d2d_copy,
+                                        .side = node_device(ctx.g, bounce.producer),
+                                        .source = from,
+                                        .naming = copy_naming::after_value_and_device});
       ctx.touch_uses(bounce);
       replace_uses(ctx.g, bounce, {made, 0});
     },

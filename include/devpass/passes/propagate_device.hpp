@@ -15,6 +15,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <string>
 #include <vector>
 
@@ -39,19 +40,52 @@ struct propagate_options {
   const rules::rule_trace* trace = nullptr;  // every rule the phases try, reported (rules/trace.hpp)
 };
 
-// Compile-time policies: derive from propagate_policy and override what differs.
-struct propagate_policy {
-  static constexpr bool share_copies = true;       // the devpass copy sharing (else ExecuTorch's)
-  static constexpr bool elide_round_trips = true;  // false drops the elision phase at compile time
-  static constexpr bool runtime_selected = false;  // true: every phase compiled in, options choose
+// A compile-time policy's knobs: which phases are compiled in. One struct, so a knob is named
+// once, a misspelt knob is a compile error naming it (a designated initializer of a member that
+// does not exist), and tools enumerate the knobs (policy_reflection.hpp, with Boost.Hana).
+struct propagate_knobs {
+  bool share_copies = true;       // the devpass copy sharing (else ExecuTorch's)
+  bool elide_round_trips = true;  // false drops the elision phase at compile time
+  bool runtime_selected = false;  // true: every phase compiled in, options choose
+  friend constexpr bool operator==(const propagate_knobs&, const propagate_knobs&) = default;
 };
-struct executorch_propagate_policy : propagate_policy {
-  static constexpr bool share_copies = false;
+
+// A compile-time policy is a type with `static constexpr propagate_knobs knobs`, saying what
+// differs from the defaults:
+//   struct my_policy { static constexpr devpass::propagate_knobs knobs{.elide_round_trips = false}; };
+// or, from a value, policy_of<propagate_knobs{...}>. A user's own phases may read more members of
+// their policy type (their own knobs).
+struct propagate_policy {
+  static constexpr propagate_knobs knobs{};
+};
+struct executorch_propagate_policy {
+  static constexpr propagate_knobs knobs{.share_copies = false};
 };
 // What the command line uses: the policy is an option.
-struct runtime_propagate_policy : propagate_policy {
-  static constexpr bool runtime_selected = true;
+struct runtime_propagate_policy {
+  static constexpr propagate_knobs knobs{.runtime_selected = true};
 };
+template <propagate_knobs Knobs>
+struct policy_of {
+  static constexpr propagate_knobs knobs = Knobs;
+};
+
+// The knobs of policy type Policy, checked: a policy that sets a knob the old way, as a static
+// member of its own, would have it silently ignored, so it does not compile.
+template <class Policy>
+consteval propagate_knobs knobs_of() {
+  constexpr bool knobs_as_static_members =
+      requires { Policy::share_copies; } || requires { Policy::elide_round_trips; } || requires { Policy::runtime_selected; };
+  static_assert(!knobs_as_static_members,
+                "devpass: a policy sets its knobs in `static constexpr propagate_knobs knobs{...}`, not as static "
+                "members (share_copies, elide_round_trips, runtime_selected)");
+  constexpr bool has_knobs = requires {
+    { Policy::knobs } -> std::convertible_to<propagate_knobs>;
+  };
+  static_assert(has_knobs, "devpass: a propagation policy needs `static constexpr devpass::propagate_knobs knobs{...}`");
+  if constexpr (has_knobs) return Policy::knobs;
+  else return {};
+}
 
 namespace propagation {
 
@@ -208,7 +242,7 @@ template <copy_policy Which>
 struct for_copy_policy {
   template <class Policy>
   static constexpr bool compiled_in =
-      Policy::runtime_selected || Policy::share_copies == (Which == copy_policy::devpass);
+      knobs_of<Policy>().runtime_selected || knobs_of<Policy>().share_copies == (Which == copy_policy::devpass);
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.policy == Which; }
 };
 
@@ -260,7 +294,7 @@ struct elide_round_trips {
   using requires_ = type_list<pipeline::copies_explicit>;
   using provides = type_list<pipeline::round_trips_elided>;
   template <class Policy>
-  static constexpr bool compiled_in = Policy::elide_round_trips;
+  static constexpr bool compiled_in = knobs_of<Policy>().elide_round_trips;
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.elide; }
   template <class G>
   pipeline::phase_result run(G& g, const propagate_options& o) const {
@@ -345,6 +379,7 @@ struct propagate_stats {
 template <class Policy = runtime_propagate_policy, class G = graph, class Instrumentation = pipeline::no_instrumentation>
 propagate_stats propagate_device_with(G& g, const propagate_options& options, Instrumentation&& instrumentation = {}) {
   static_assert(check_graph_model<G>());
+  [[maybe_unused]] constexpr propagate_knobs knobs = knobs_of<Policy>();  // a malformed policy fails here, first
   validate(options);
   // Its result always passes the device verifier, given what verify_propagation_input checks: a
   // mark that contradicts its producer (e.g. left by a legacy-mode run) would send copies the wrong
