@@ -40,6 +40,7 @@
 #include "devpass/passes/policy_reflection.hpp"
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/pipeline/instrumentation.hpp"
+#include "devpass/planning/capturability.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/planning/verify_plan.hpp"
 
@@ -60,6 +61,7 @@ struct usage_error {
 
 enum class emit_kind { json, dot };
 enum class timing { off, text, json };
+enum class report_format { off, text, json };
 
 struct options {
   std::optional<std::string> input;
@@ -76,6 +78,7 @@ struct options {
   bool stats = false;
   bool print_after_each = false;
   bool debug_rules = false;
+  report_format capturability = report_format::off;  // --capturability[=json]
   std::string debug_rules_filter;
   timing time_passes = timing::off;
   devpass::propagate_options propagation;
@@ -190,6 +193,13 @@ std::vector<option_spec> make_option_table() {
        o.debug_rules = true;
        o.debug_rules_filter = std::string(v);
        o.propagation_flag_given = true;
+     }},
+    {"--capturability", takes::optional_value, "--capturability[=json]",
+     "after --plan-memory: whether the method can be captured as a CUDA graph, and every reason it cannot, to stderr",
+     [](options& o, std::string_view v) {
+       if (v.empty()) o.capturability = report_format::text;
+       else if (v == "json") o.capturability = report_format::json;
+       else throw usage_error{"--capturability: expected no value or =json, got '" + std::string(v) + "'"};
      }},
     {"--verify-each", takes::nothing, "--verify-each",
      "verify the graph after reading it and after every pass; report every violation",
@@ -421,6 +431,8 @@ int run(const options& o) {
                                 ": this driver's policy compiles only the " +
                                 std::string(devpass::reflection::to_string(*only)) + " copies in");
   check_extra_phases<Extra...>(o);
+  if (o.capturability != report_format::off && !o.plan_memory)
+    throw devpass::config_error("--capturability needs --plan-memory (it judges the planned buffers)");
   devpass::validate(o.propagation);
   const std::string input_name = *o.input == "-" ? "<stdin>" : *o.input;
   std::optional<devpass::graph> read;
@@ -471,6 +483,11 @@ int run(const options& o) {
       instrumentation.after_phase("plan-memory", g, {});
       if (o.verify_each && !verify_ok(g, false, "plan-memory", &*plan)) return 1;
       if (o.stats) print_plan(*plan);
+      if (o.capturability != report_format::off) {
+        const devpass::capture_verdict verdict = devpass::capturability(g, *plan);
+        if (o.capturability == report_format::json) std::cerr << devpass::capture_json(g, verdict) << "\n";
+        else std::cerr << devpass::capture_text(g, verdict);
+      }
     }
   } catch (const devpass::pipeline::verify_failure& e) {
     std::cerr << program << ": " << e.what();
