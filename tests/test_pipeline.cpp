@@ -20,8 +20,8 @@ struct options {
 
 struct first_phase {
   static constexpr std::string_view name = "first";
-  using requires_ = type_list<pipeline::devices_assigned>;
-  using provides = type_list<pipeline::copies_explicit>;
+  using requires_ = type_list<capabilities::devices_assigned>;
+  using provides = type_list<capabilities::copies_explicit>;
   template <class Policy>
   static constexpr bool compiled_in = true;
   pipeline::phase_result run(graph&, const options& o) const {
@@ -33,7 +33,7 @@ struct first_phase {
 // Breaks the graph on purpose: a second output node.
 struct second_phase {
   static constexpr std::string_view name = "second";
-  using requires_ = type_list<pipeline::copies_explicit>;
+  using requires_ = type_list<capabilities::copies_explicit>;
   using provides = type_list<>;
   template <class Policy>
   static constexpr bool compiled_in = Policy::enable_second;
@@ -44,6 +44,22 @@ struct second_phase {
     pipeline::phase_result r;
     r.counters.nodes_added = 1;
     return r;
+  }
+};
+
+// A capability of a user's own that the input graph has: no phase provides it.
+struct shapes_inferred {
+  static constexpr bool given_by_input = true;
+};
+struct reads_shapes {
+  static constexpr std::string_view name = "reads-shapes";
+  using requires_ = type_list<shapes_inferred>;
+  using provides = type_list<>;
+  template <class Policy>
+  static constexpr bool compiled_in = true;
+  pipeline::phase_result run(graph&, const options& o) const {
+    *o.ran += 100;
+    return {};
   }
 };
 
@@ -131,7 +147,17 @@ TEST_CASE("instrumentation: the propagation phases report copies inserted and el
   std::vector<std::string> names;
   for (const auto& p : stats.phases) names.push_back(p.name);
   CHECK(names == std::vector<std::string>{"insert-input-copies", "insert-output-copies", "elide-round-trips", "annotate-devices"});
-  CHECK(stats.phases[0].result.copies_inserted == 2);
-  CHECK(stats.phases[1].result.copies_inserted == 2);
-  CHECK(stats.phases[2].result.copies_elided == 2);
+  CHECK(stats.phases[0].result.counters.nodes_added == 2);
+  CHECK(stats.phases[1].result.counters.nodes_added == 2);
+  CHECK(stats.phases[2].result.counters.nodes_removed == 2);
+}
+
+TEST_CASE("pipeline: a capability with given_by_input holds before the first phase; the pipeline names none of its own") {
+  static_assert(pipeline::given_by_input<shapes_inferred> && pipeline::given_by_input<capabilities::devices_assigned>);
+  static_assert(!pipeline::given_by_input<capabilities::copies_explicit>);
+  constexpr auto p = pipeline::make_pipeline(reads_shapes{}, first_phase{});
+  graph g = tiny();
+  int ran = 0;
+  p.run<with_second>(g, options{.ran = &ran});
+  CHECK(ran == 101);
 }

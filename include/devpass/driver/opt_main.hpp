@@ -350,7 +350,8 @@ inline void print_statistics(const tool_instrumentation& in, const devpass::prop
   std::cerr << "=== " << program << " statistics ===\n";
   for (const auto& p : in.statistics.phases) {
     const auto& c = p.result.counters;
-    std::cerr << p.name << ": " << p.result.copies_inserted << " copies inserted, " << p.result.copies_elided
+    // The phases of propagation and a driver's own add and remove copies only.
+    std::cerr << p.name << ": " << c.nodes_added << " copies inserted, " << c.nodes_removed
               << " elided; " << c.rewrites << " rewrites, " << c.matches_tried << " matches tried, +" << c.nodes_added
               << "/-" << c.nodes_removed << " nodes\n";
   }
@@ -405,8 +406,8 @@ template <class... Extra>
 void check_extra_phases(const options& o) {
   std::size_t i = 0;
   const auto check = [&]<class Phase>(std::type_identity<Phase>) {
-    constexpr bool needs_copies = devpass::pattern::contains_v<devpass::pipeline::copies_explicit, typename Phase::requires_> ||
-                                  devpass::pattern::contains_v<devpass::pipeline::round_trips_elided, typename Phase::requires_>;
+    constexpr bool needs_copies = devpass::pattern::contains_v<devpass::capabilities::copies_explicit, typename Phase::requires_> ||
+                                  devpass::pattern::contains_v<devpass::capabilities::round_trips_elided, typename Phase::requires_>;
     if (needs_copies && o.extra_phases[i] && !o.propagate)
       throw devpass::config_error("--" + std::string(Phase::name) + " needs --propagate-device (it requires explicit copies)");
     ++i;

@@ -23,6 +23,7 @@
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/graph.hpp"
 #include "devpass/graph/verify.hpp"
+#include "devpass/passes/capabilities.hpp"
 #include "devpass/pipeline/pipeline.hpp"
 #include "devpass/rules.hpp"
 #include "devpass/rules/trace.hpp"
@@ -220,16 +221,21 @@ inline constexpr auto elide_table = make_table(
     h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[same_device(h, x)] / (rewire(h, x), erase(h), erase_if_dead(d)),
     d2h_copy.as(d)[unused(d)] / erase(d));
 
-// Runs one rule table as a phase and reports its counters and copy figures. Every node the
+// What a propagation phase reports: the rewrite counters and the copies it made. Every node the
 // propagation tables add or remove is a copy, so the node counters are the copy counts.
+struct phase_result : pipeline::phase_result {
+  copy_census copies_made;  // the copy nodes the phase made (some may be gone by its end)
+  [[nodiscard]] std::size_t copies_inserted() const noexcept { return counters.nodes_added; }
+  [[nodiscard]] std::size_t copies_elided() const noexcept { return counters.nodes_removed; }
+};
+
+// Runs one rule table as a phase and reports its counters and the copies it made.
 template <class Table, class G>
-pipeline::phase_result run_table(const Table& table, G& g, const propagate_options& options) {
+phase_result run_table(const Table& table, G& g, const propagate_options& options) {
   rules::rewrite_context<propagate_options, G> ctx(g, options);
   ctx.trace = options.trace;
-  pipeline::phase_result result;
+  phase_result result;
   result.counters = rules::apply_rules(table, ctx);
-  result.copies_inserted = result.counters.nodes_added;
-  result.copies_elided = result.counters.nodes_removed;
   result.copies_made = ctx.copies_made;
   return result;
 }
@@ -248,56 +254,56 @@ struct for_copy_policy {
 
 struct place_method_inputs {
   static constexpr std::string_view name = "place-method-inputs";
-  using requires_ = type_list<pipeline::devices_assigned>;
+  using requires_ = type_list<capabilities::devices_assigned>;
   using provides = type_list<>;
   template <class Policy>
   static constexpr bool compiled_in = true;
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.skip_h2d_for_method_inputs; }
   template <class G>
-  pipeline::phase_result run(G& g, const propagate_options& o) const {
+  phase_result run(G& g, const propagate_options& o) const {
     return run_table(place_inputs_table, g, o);
   }
 };
 
 struct insert_input_copies : for_copy_policy<copy_policy::executorch> {
   static constexpr std::string_view name = "insert-input-copies";
-  using requires_ = type_list<pipeline::devices_assigned>;
+  using requires_ = type_list<capabilities::devices_assigned>;
   using provides = type_list<>;
   template <class G>
-  pipeline::phase_result run(G& g, const propagate_options& o) const {
+  phase_result run(G& g, const propagate_options& o) const {
     return run_table(executorch_input_table, g, o);
   }
 };
 
 struct insert_output_copies : for_copy_policy<copy_policy::executorch> {
   static constexpr std::string_view name = "insert-output-copies";
-  using requires_ = type_list<pipeline::devices_assigned>;
-  using provides = type_list<pipeline::copies_explicit>;
+  using requires_ = type_list<capabilities::devices_assigned>;
+  using provides = type_list<capabilities::copies_explicit>;
   template <class G>
-  pipeline::phase_result run(G& g, const propagate_options& o) const {
+  phase_result run(G& g, const propagate_options& o) const {
     return run_table(executorch_output_table, g, o);
   }
 };
 
 struct insert_shared_copies : for_copy_policy<copy_policy::devpass> {
   static constexpr std::string_view name = "insert-shared-copies";
-  using requires_ = type_list<pipeline::devices_assigned>;
-  using provides = type_list<pipeline::copies_explicit>;
+  using requires_ = type_list<capabilities::devices_assigned>;
+  using provides = type_list<capabilities::copies_explicit>;
   template <class G>
-  pipeline::phase_result run(G& g, const propagate_options& o) const {
+  phase_result run(G& g, const propagate_options& o) const {
     return run_table(devpass_copy_table, g, o);
   }
 };
 
 struct elide_round_trips {
   static constexpr std::string_view name = "elide-round-trips";
-  using requires_ = type_list<pipeline::copies_explicit>;
-  using provides = type_list<pipeline::round_trips_elided>;
+  using requires_ = type_list<capabilities::copies_explicit>;
+  using provides = type_list<capabilities::round_trips_elided>;
   template <class Policy>
   static constexpr bool compiled_in = knobs_of<Policy>().elide_round_trips;
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.elide; }
   template <class G>
-  pipeline::phase_result run(G& g, const propagate_options& o) const {
+  phase_result run(G& g, const propagate_options& o) const {
     return run_table(elide_table, g, o);
   }
 };
@@ -305,13 +311,13 @@ struct elide_round_trips {
 // Writes the device every value lives on into its spec (the format's spec `device`).
 struct annotate_devices {
   static constexpr std::string_view name = "annotate-devices";
-  using requires_ = type_list<pipeline::copies_explicit>;
+  using requires_ = type_list<capabilities::copies_explicit>;
   using provides = type_list<>;
   template <class Policy>
   static constexpr bool compiled_in = true;
   bool active(const propagate_options& o) const { return copies_enabled(o); }
   template <class G>
-  pipeline::phase_result run(G& g, const propagate_options&) const {
+  phase_result run(G& g, const propagate_options&) const {
     for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v)
       for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) mark_device(g, {v, k}, location_of(g, {v, k}));
     return {};
@@ -321,13 +327,13 @@ struct annotate_devices {
 // ExecuTorch's legacy mode: no copies, only device tags on delegate inputs and outputs.
 struct tag_delegate_devices {
   static constexpr std::string_view name = "tag-delegate-devices";
-  using requires_ = type_list<pipeline::devices_assigned>;
+  using requires_ = type_list<capabilities::devices_assigned>;
   using provides = type_list<>;
   template <class Policy>
   static constexpr bool compiled_in = true;
   bool active(const propagate_options& o) const { return !copies_enabled(o); }
   template <class G>
-  pipeline::phase_result run(G& g, const propagate_options&) const {
+  phase_result run(G& g, const propagate_options&) const {
     for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v) {
       const device at = node_device(g, v);
       if (role_of(g, v) != op_kind::delegate || at.is_host()) continue;
@@ -349,9 +355,9 @@ struct census_watch {
   void before_phase(std::string_view name, const G& g) {
     inner.before_phase(name, g);
   }
-  template <class G>
-  void after_phase(std::string_view name, const G& g, const pipeline::phase_result& r) {
-    made += r.copies_made;
+  template <class G, class Result>
+  void after_phase(std::string_view name, const G& g, const Result& r) {
+    if constexpr (requires { r.copies_made; }) made += r.copies_made;
     removed += r.counters.nodes_removed;
     inner.after_phase(name, g, r);
   }

@@ -105,8 +105,8 @@ struct instrumentations {
   void before_phase(std::string_view name, const G& g) {
     std::apply([&](auto&... p) { (p.before_phase(name, g), ...); }, parts);
   }
-  template <class G>
-  void after_phase(std::string_view name, const G& g, const phase_result& r) {
+  template <class G, class Result>
+  void after_phase(std::string_view name, const G& g, const Result& r) {  // the phase's own result type, passed on
     std::apply([&](auto&... p) { (p.after_phase(name, g, r), ...); }, parts);
   }
 };

@@ -6,18 +6,16 @@
 #include <cstddef>
 #include <string_view>
 
-#include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/graph.hpp"
 #include "devpass/rules/context.hpp"
 
 namespace devpass::pipeline {
 
-// What a phase reports: the rewrite counters and, for passes that count copies, their figures.
+// What every phase reports: the rewrite counters (zero for a phase that rewrites nothing). A pass
+// may return a type derived from it with figures of its own (device propagation:
+// propagation::phase_result); the pipeline hands the phase's own type to the instrumentation.
 struct phase_result {
   rules::rewrite_counters counters;
-  std::size_t copies_inserted = 0;
-  std::size_t copies_elided = 0;
-  copy_census copies_made;  // the copy nodes the phase made (some may be gone by its end)
 };
 
 struct no_instrumentation {

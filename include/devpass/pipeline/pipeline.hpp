@@ -27,20 +27,26 @@ namespace devpass::pipeline {
 
 using pattern::type_list;
 
-// Capabilities phases require and provide.
-struct devices_assigned {};   // every node has its device (the partitioner's job: the input)
-struct copies_explicit {};    // every cross-device read goes through a copy node
-struct round_trips_elided {}; // no h2d_copy(d2h_copy(x)) with x on the h2d's device
-struct memory_planned {};     // values carry mem_id and offset
+// Capabilities phases require and provide are any types (devpass's own: passes/capabilities.hpp).
+// One with `static constexpr bool given_by_input = true` holds before the first phase.
+template <class Capability>
+inline constexpr bool given_by_input = requires { requires Capability::given_by_input; };
 
 namespace detail {
+// Every capability in Required is in Provided or given by the input.
+template <class Required, class Provided>
+struct all_met;
+template <class... Required, class Provided>
+struct all_met<type_list<Required...>, Provided>
+    : std::bool_constant<((given_by_input<Required> || pattern::contains_v<Required, Provided>) && ...)> {};
+
 template <class Provided, class... Phases>
 struct order_check;
 template <class Provided>
 struct order_check<Provided> : std::true_type {};
 template <class Provided, class Phase, class... Rest>
 struct order_check<Provided, Phase, Rest...> {
-  static constexpr bool phase_ok = pattern::all_in<typename Phase::requires_, Provided>::value;
+  static constexpr bool phase_ok = all_met<typename Phase::requires_, Provided>::value;
   static_assert(phase_ok, "devpass: pipeline order: a phase requires a capability no earlier phase provides");
   static constexpr bool value =
       phase_ok && order_check<pattern::concat_t<Provided, typename Phase::provides>, Rest...>::value;
@@ -55,7 +61,7 @@ struct compiled_order_check<Policy, Provided> : std::true_type {};
 template <class Policy, class Provided, class Phase, class... Rest>
 struct compiled_order_check<Policy, Provided, Phase, Rest...> {
   static constexpr bool in = Phase::template compiled_in<Policy>;
-  static constexpr bool phase_ok = !in || pattern::all_in<typename Phase::requires_, Provided>::value;
+  static constexpr bool phase_ok = !in || all_met<typename Phase::requires_, Provided>::value;
   static_assert(phase_ok,
                 "devpass: pipeline order under this policy: a phase requires a capability that no earlier phase "
                 "compiled in by the policy provides");
@@ -77,7 +83,7 @@ struct pipeline_t {
   // Runs the phases that Policy compiles in and the options select, in order.
   template <class Policy, class G, class Options, class Instrumentation = no_instrumentation>
   void run(G& g, const Options& options, Instrumentation&& instrumentation = {}) const {
-    static_assert(detail::compiled_order_check<Policy, type_list<devices_assigned>, Phases...>::value);
+    static_assert(detail::compiled_order_check<Policy, type_list<>, Phases...>::value);
     std::apply([&](const auto&... phase) { (run_one<Policy>(phase, g, options, instrumentation), ...); }, phases);
   }
 
@@ -87,16 +93,16 @@ struct pipeline_t {
     if constexpr (Phase::template compiled_in<Policy>) {
       if (!phase_active(phase, options)) return;
       instrumentation.before_phase(Phase::name, g);
-      const phase_result result = phase.run(g, options);
+      // The phase's own result type (a pass may report more than phase_result), passed on as it is.
+      const auto result = phase.run(g, options);
       instrumentation.after_phase(Phase::name, g, result);
     }
   }
 };
 
-// Input graphs come with devices assigned by the partitioner.
 template <class... Phases>
 constexpr pipeline_t<Phases...> make_pipeline(Phases... phases) {
-  static_assert(detail::order_check<type_list<devices_assigned>, Phases...>::value);
+  static_assert(detail::order_check<type_list<>, Phases...>::value);
   return {{phases...}};
 }
 
