@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "../examples/moe_decode/pipeline.hpp"
+#include "devpass/planning/capturability.hpp"
 
 using namespace moe_decode;
 
@@ -73,4 +74,25 @@ TEST_CASE("moe_decode: without skip flags the KV cache crosses the bus every ste
   const generation g = generate(c, make_prompt(c, 4, 7), 3, o);
   const std::uint64_t cache = c.cache_spec().byte_size() * static_cast<std::uint64_t>(c.layers);
   for (const call_record& r : g.decode) CHECK(r.kv_cache_bytes == 2 * cache);  // in (h2d) and out (d2h)
+}
+
+TEST_CASE("moe_decode: a decode step is one CUDA graph once the caller's device I/O is planned, not before") {
+  const model_config c = small_model();
+  for (run_options o : {devpass_options(), executorch_no_elide_options()}) {
+    const prepared_method caller_owned = prepare(build_method(c, "decode", 1), o);
+    const devpass::capture_verdict blocked = devpass::capturability(caller_owned.g, caller_owned.plan);
+    CHECK(blocked.kind == devpass::capture_kind::not_capturable);
+    CHECK(blocked.segments.size() == 1);  // no host work between the step's device work
+    std::vector<std::string> blockers;
+    for (const auto& r : blocked.reasons) {
+      CHECK(r.cause == devpass::capture_cause::caller_buffer);
+      blockers.push_back(r.node);
+    }
+    // The position and token inputs, the caches in, and (by their producers) the caches out.
+    CHECK(blockers.size() == 2 + 2 * c.layers);
+    CHECK(std::find(blockers.begin(), blockers.end(), "kv_cache_0") != blockers.end());
+    o.plan_device_io = true;
+    const prepared_method planned = prepare(build_method(c, "decode", 1), o);
+    CHECK(devpass::capturability(planned.g, planned.plan).kind == devpass::capture_kind::one_graph);
+  }
 }

@@ -17,9 +17,27 @@
 #include <vector>
 
 #include "devpass/io/dot_writer.hpp"
+#include "devpass/planning/capturability.hpp"
 #include "pipeline.hpp"
 
 namespace {
+
+// The capturability verdict for the decode method under `r` (planning/capturability.hpp), on one
+// line: the verdict, the segments, and each cause with the nodes it names (the first few).
+std::string capture_line(const moe_decode::model_config& m, const moe_decode::run_options& r) {
+  const moe_decode::prepared_method decode = moe_decode::prepare(moe_decode::build_method(m, "decode", 1), r);
+  const devpass::capture_verdict v = devpass::capturability(decode.g, decode.plan);
+  std::string line = std::string(devpass::to_string(v.kind)) + ", " + std::to_string(v.segments.size()) +
+                     (v.segments.size() == 1 ? " segment" : " segments");
+  std::map<std::string, std::vector<std::string>> by_cause;
+  for (const auto& reason : v.reasons) by_cause[std::string(devpass::to_string(reason.cause))].push_back(reason.node);
+  for (const auto& [cause, nodes] : by_cause) {
+    line += "; " + cause + " " + std::to_string(nodes.size()) + ":";
+    for (std::size_t i = 0; i < nodes.size() && i < 3; ++i) line += " " + nodes[i];
+    if (nodes.size() > 3) line += " ...";
+  }
+  return line;
+}
 
 constexpr std::string_view usage =
     "usage: moe_decode [--prompt N] [--tokens N] [--layers N] [--d-model N] [--heads N] [--experts N]\n"
@@ -194,6 +212,13 @@ int main(int argc, char** argv) try {
   }
   std::printf("time per token: devpass %.3f ms, executorch --no-elide %.3f ms (decode, mean of %zu)\n",
               mean_ms(ours.decode), mean_ms(theirs.decode), ours.decode.size());
+  // What a CUDA graph of one decode step could not hold, under each configuration, and with the
+  // caches planned into device buffers (plan_device_method_inputs/outputs) instead of the caller's.
+  moe_decode::run_options planned_io = moe_decode::devpass_options();
+  planned_io.plan_device_io = true;
+  std::cout << "capturability of decode: devpass " << capture_line(m, moe_decode::devpass_options()) << "\n"
+            << "                         executorch --no-elide " << capture_line(m, moe_decode::executorch_no_elide_options()) << "\n"
+            << "                         devpass, device I/O planned " << capture_line(m, planned_io) << "\n";
   if (o.profile) {
     moe_decode::run_options profiled = moe_decode::devpass_options();
     profiled.profile = true;

@@ -33,6 +33,7 @@ struct run_options {
   bool allow_cuda = true;                  // false: emulate cuda:0 even where a GPU is usable
   bool cache_allocations = true;           // false: on a GPU, every arena and output is a fresh cudaMalloc
   bool profile = false;                    // record each node's time (serialises every call)
+  bool plan_device_io = false;             // plan device method inputs and outputs into arenas (the verdict's what-if)
   std::uint64_t seed = 42;                 // the weights: fill_deterministic(seed, constant id)
 };
 
@@ -89,7 +90,9 @@ struct prepared_method {
     rt::map_to_host(g);
   } else {
     devpass::propagate_device(g, o.propagation);
-    m.plan = devpass::plan_memory(g);
+    devpass::plan_options planning;
+    if (o.plan_device_io) planning.plan_device_method_inputs = planning.plan_device_method_outputs = true;
+    m.plan = devpass::plan_memory(g, planning);
   }
   m.kv_copy_bytes = kv_copy_bytes(g);
   m.g = std::move(g);
