@@ -2,6 +2,7 @@
 
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/rules.hpp"
+#include "devpass/testing/graph_builder.hpp"
 #include "random_graph.hpp"
 
 using namespace devpass;
@@ -12,28 +13,22 @@ constexpr auto x = "x"_c;
 constexpr auto d = "d"_c;
 constexpr auto h = "h"_c;
 
-tensor_spec f32() { return {dtype::float32, {2, 2}}; }
 
-// x(cuda delegate) -> d2h d -> h2d h -> consumer delegate; d also feeds a relu.
+// x(cuda delegate) -> d2h d -> h2d h -> consumer delegate; d also feeds a relu. The handles are
+// the vertices in the order written.
 struct round_trip_graph {
   graph g;
-  vertex a, x, d, h, consumer, relu, out;
-  explicit round_trip_graph(device h_device = cuda_device(0)) {
-    a = add_node(g, {.id = "a", .op = op_kind::input, .outputs = {f32()}});
-    x = add_node(g, {.id = "x", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "k", .outputs = {f32()}});
-    d = add_node(g, {.id = "d", .op = op_kind::d2h_copy, .device = cuda_device(0), .outputs = {f32()}});
-    h = add_node(g, {.id = "h", .op = op_kind::h2d_copy, .device = h_device, .outputs = {f32()}});
-    consumer = add_node(g, {.id = "c", .op = op_kind::delegate, .device = h_device, .kernel = "k", .outputs = {f32()}});
-    relu = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "relu", .outputs = {f32()}});
-    out = add_node(g, {.id = "out", .op = op_kind::output});
-    connect(g, {a, 0}, x, 0);
-    connect(g, {x, 0}, d, 0);
-    connect(g, {d, 0}, h, 0);
-    connect(g, {h, 0}, consumer, 0);
-    connect(g, {d, 0}, relu, 0);
-    connect(g, {consumer, 0}, out, 0);
-    connect(g, {relu, 0}, out, 1);
-  }
+  vertex a = 0, x = 1, d = 2, h = 3, consumer = 4, relu = 5, out = 6;
+  explicit round_trip_graph(device h_device = cuda_device(0))
+      : g(testing::graph_builder{}
+              .input("a", {2, 2})
+              .delegate("x", "cuda:0", "k", {"a"})
+              .d2h_copy("d", "cuda:0", "x")
+              .h2d_copy("h", to_string(h_device), "d")
+              .delegate("c", to_string(h_device), "k", {"h"})
+              .call("r", "relu", {"d"})
+              .output({"c", "r"})
+              .build()) {}
 };
 
 constexpr auto round_trip = h2d_copy(d2h_copy(any.as(x)).as(d)).as(h);

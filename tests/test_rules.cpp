@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "devpass/rules.hpp"
+#include "devpass/testing/graph_builder.hpp"
 
 using namespace devpass;
 using namespace devpass::dsl;
@@ -19,26 +20,19 @@ constexpr auto c = "c"_c;
 struct no_options {};
 tensor_spec f32() { return {dtype::float32, {4}}; }
 
-// a(input) -> k(cuda:0 delegate) -> d2h -> h2d(cuda:0) -> m(cuda:0 delegate) -> out; d2h -> r(call) -> out
+// a(input) -> k(cuda:0 delegate) -> d2h -> h2d(cuda:0) -> m(cuda:0 delegate) -> out; d2h -> r(call)
+// -> out. The handles are the vertices in the order written.
 struct chain {
-  graph g;
-  vertex a, k, dh, hd, m, r, out;
-  chain() {
-    a = add_node(g, {.id = "a", .op = op_kind::input, .outputs = {f32()}});
-    k = add_node(g, {.id = "k", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32()}});
-    dh = add_node(g, {.id = "dh", .op = op_kind::d2h_copy, .device = cuda_device(0), .outputs = {f32()}});
-    hd = add_node(g, {.id = "hd", .op = op_kind::h2d_copy, .device = cuda_device(0), .outputs = {f32()}});
-    m = add_node(g, {.id = "m", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32()}});
-    r = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "relu", .outputs = {f32()}});
-    out = add_node(g, {.id = "out", .op = op_kind::output});
-    connect(g, {a, 0}, k, 0);
-    connect(g, {k, 0}, dh, 0);
-    connect(g, {dh, 0}, hd, 0);
-    connect(g, {hd, 0}, m, 0);
-    connect(g, {dh, 0}, r, 0);
-    connect(g, {m, 0}, out, 0);
-    connect(g, {r, 0}, out, 1);
-  }
+  graph g = testing::graph_builder{}
+                .input("a", {4})
+                .delegate("k", "cuda:0", "add", {"a"})
+                .d2h_copy("dh", "cuda:0", "k")
+                .h2d_copy("hd", "cuda:0", "dh")
+                .delegate("m", "cuda:0", "add", {"hd"})
+                .call("r", "relu", {"dh"})
+                .output({"m", "r"})
+                .build();
+  vertex a = 0, k = 1, dh = 2, hd = 3, m = 4, r = 5, out = 6;
 };
 
 constexpr auto elide = h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[same_device(h, x)] / (rewire(h, x), erase(h), erase_if_dead(d));
