@@ -464,7 +464,7 @@ TEST_CASE("plan_memory: shared graphs after device propagation are within 1.1x o
           CHECK(static_cast<double>(b.size) <= 1.1 * static_cast<double>(b.lower_bound));
         }
       }
-  CHECK(buffers == 110);
+  CHECK(buffers == 186);
   CHECK(rejected == 4);
 }
 

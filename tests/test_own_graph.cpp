@@ -17,12 +17,15 @@
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/rules.hpp"
 #include "graph_dir.hpp"
+#include "propagation_cases.hpp"
 #include "own_graph.hpp"
 #include "random_graph.hpp"
 
 namespace {
 
 using namespace devpass;
+using testing_support::every_flag_set;
+using testing_support::repository_graphs;
 
 // Everything a pass decides, read through the concept only, so both models print the same text
 // when they hold the same graph: per live vertex its role, device, operands, and per value its
@@ -71,18 +74,6 @@ std::string plan_text(const memory_plan& plan) {
   return text;
 }
 
-std::vector<propagate_options> every_flag_set() {
-  std::vector<propagate_options> sets;
-  for (const auto policy : {copy_policy::devpass, copy_policy::executorch})
-    for (int bits = 0; bits < 16; ++bits)
-      sets.push_back({.policy = policy,
-                      .enable_non_cpu_memory_planning = (bits & 1) == 0,
-                      .skip_h2d_for_method_inputs = (bits & 1) == 0 && (bits & 2) != 0,
-                      .skip_d2h_for_method_outputs = (bits & 1) == 0 && (bits & 4) != 0,
-                      .elide = (bits & 8) == 0});
-  return sets;
-}
-
 // Runs propagation and planning on both models of `source`; checks they agree. Returns whether
 // propagation accepted the options (both models must agree on that too, and on the message).
 bool same_on_both(const devpass::graph& source, const propagate_options& options) {
@@ -111,14 +102,6 @@ bool same_on_both(const devpass::graph& source, const propagate_options& options
   CHECK(plan_text(theirs_plan) == plan_text(ours_plan));
   CHECK(buffers_of(theirs) == buffers_of(ours));
   return true;
-}
-
-std::vector<std::filesystem::path> repository_graphs() {
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(devpass::testing_support::graph_dir()))
-    if (entry.path().extension() == ".json") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 }  // namespace

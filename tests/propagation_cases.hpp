@@ -1,0 +1,35 @@
+// tests/propagation_cases.hpp — what the tests that compare two ways of propagating run over:
+// every flag set of both policies (legacy mode, the skips, elision on and off), and every graph
+// file of the repository (tests/data/graphs, all folders).
+#pragma once
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+#include "devpass/passes/propagate_device.hpp"
+#include "graph_dir.hpp"
+
+namespace devpass::testing_support {
+
+inline std::vector<propagate_options> every_flag_set() {
+  std::vector<propagate_options> sets;
+  for (const auto policy : {copy_policy::devpass, copy_policy::executorch})
+    for (int bits = 0; bits < 16; ++bits)
+      sets.push_back({.policy = policy,
+                      .enable_non_cpu_memory_planning = (bits & 1) == 0,
+                      .skip_h2d_for_method_inputs = (bits & 1) == 0 && (bits & 2) != 0,
+                      .skip_d2h_for_method_outputs = (bits & 1) == 0 && (bits & 4) != 0,
+                      .elide = (bits & 8) == 0});
+  return sets;
+}
+
+inline std::vector<std::filesystem::path> repository_graphs() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(graph_dir()))
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace devpass::testing_support
