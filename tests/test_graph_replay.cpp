@@ -20,6 +20,7 @@
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/default_allocators.hpp"
 #include "devpass/runtime/host_allocator.hpp"
+#include "devpass/runtime/graph_runner.hpp"
 #include "devpass/runtime/kernels/builtin.hpp"
 #include "devpass/runtime/prepared_method.hpp"
 #include "devpass/testing/graph_builder.hpp"
@@ -384,4 +385,22 @@ TEST_CASE("graph replay: a segment between host work is replayed alone and the h
   }
   CHECK(kernels.lookups == 5);  // a, s, b on the first run; s again on each of the two later runs
   CHECK(kernels.streams["s"].size() == 3);
+}
+
+TEST_CASE("graph replay: run_graph in graph mode reports the replayed run, with the checksums of a normal one") {
+  kernel_registry kernels;
+  register_builtin_kernels(kernels);
+  for (const char* file : {"cases/two_adds.json", "models/transformer_enc.two_gpu.json"}) {
+    CAPTURE(file);
+    graph g = read_graph_file(devpass::testing_support::graph_path(file));
+    (void)propagate_device(g);
+    const memory_plan plan = plan_memory(g);
+    const run_report normal = run_graph(g, plan, kernels, {.seed = 5, .allow_cuda = false});
+    const run_report replayed = run_graph(g, plan, kernels, {.seed = 5, .allow_cuda = false, .graphs = graph_mode::required});
+    CHECK(normal.replayed_segments == 0);
+    CHECK(replayed.replayed_segments == capturability(g, plan).segments.size());
+    CHECK(replayed.replayed_segments >= 1);
+    CHECK(to_json(replayed).substr(0, to_json(replayed).find("\"seconds\"")) ==
+          to_json(normal).substr(0, to_json(normal).find("\"seconds\"")));
+  }
 }
