@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -403,4 +404,78 @@ TEST_CASE("graph replay: run_graph in graph mode reports the replayed run, with 
     CHECK(to_json(replayed).substr(0, to_json(replayed).find("\"seconds\"")) ==
           to_json(normal).substr(0, to_json(normal).find("\"seconds\"")));
   }
+}
+
+namespace {
+
+// A device whose copies run when its stream is waited for, as a GPU's DMA does: a host-to-device
+// copy reads its source only then. Each stream (the bound handle, null for its own) is a queue.
+class deferred_device_allocator final : public device_allocator {
+ public:
+  [[nodiscard]] devpass::device device() const noexcept override { return cuda_device(0); }
+  [[nodiscard]] bool emulated() const noexcept override { return false; }
+  [[nodiscard]] bool owns(const void* p, std::uint64_t bytes) const noexcept override {
+    return devpass::runtime::detail::within_blocks(blocks_, p, bytes);
+  }
+  [[nodiscard]] void* native_stream() const noexcept override { return bound_; }
+  // What the caller does with its own stream: waits for it.
+  void wait(void* stream) { run(stream); }
+  ~deferred_device_allocator() override {
+    for (const auto& [address, size] : blocks_) std::free(reinterpret_cast<void*>(address));
+  }
+
+ protected:
+  void* do_allocate(std::uint64_t bytes, std::uint32_t alignment, std::string_view node) override {
+    void* p = devpass::runtime::detail::aligned_host_alloc(*this, bytes, alignment, node);
+    blocks_.emplace(reinterpret_cast<std::uintptr_t>(p), bytes);
+    return p;
+  }
+  void do_deallocate(void* p) noexcept override {
+    if (blocks_.erase(reinterpret_cast<std::uintptr_t>(p)) != 0) std::free(p);
+  }
+  void do_copy_host_to_device(void* dst, const void* src, std::uint64_t bytes, std::string_view) override {
+    queues_[bound_].push_back([=] { std::memcpy(dst, src, bytes); });
+  }
+  void do_copy_device_to_host(void* dst, const void* src, std::uint64_t bytes, std::string_view) override {
+    run(bound_);  // finished on return, after everything queued before it
+    std::memcpy(dst, src, bytes);
+  }
+  void do_copy_device_to_device(void* dst, device_allocator&, const void* src, std::uint64_t bytes, std::string_view) override {
+    queues_[bound_].push_back([=] { std::memcpy(dst, src, bytes); });
+  }
+  void do_synchronize() override { run(bound_); }
+  void* do_bind_stream(void* stream) override { return std::exchange(bound_, stream); }
+
+ private:
+  void run(void* stream) {
+    for (auto& copy : queues_[stream]) copy();
+    queues_[stream].clear();
+  }
+  void* bound_ = nullptr;
+  std::map<void*, std::vector<std::function<void()>>> queues_;
+  std::map<std::uintptr_t, std::uint64_t> blocks_;
+};
+
+}  // namespace
+
+TEST_CASE("graph replay: a prepared run on a caller's stream fences the next run's host writes behind its copies") {
+  // x (host, planned in the cpu arena) -> x@h2d -> a method output left on cuda:0: the last copy
+  // of a run reads the cpu arena, asynchronously, and nobody waits for it before the run returns.
+  graph g = graph_builder{}.input("x", {4}).h2d_copy("x@h2d", "cuda:0", "x").output({"x@h2d"}).annotate_devices().build();
+  const memory_plan plan = plan_memory(g, {.plan_device_method_outputs = true});
+  allocator_registry registry;
+  registry.add(std::make_unique<host_allocator>());
+  auto& device = dynamic_cast<deferred_device_allocator&>(registry.add(std::make_unique<deferred_device_allocator>()));
+  const kernel_registry no_kernels;
+  prepared_method method(g, plan, registry, no_kernels);
+  int stream = 0;
+  const device_stream streams[] = {{cuda_device(0), &stream}};
+  const auto first_inputs = make_method_inputs(g, registry, 1), second_inputs = make_method_inputs(g, registry, 2);
+  REQUIRE(read_to_host(first_inputs[0]) != read_to_host(second_inputs[0]));
+  const execution_result first = method.run(first_inputs, {.streams = streams});
+  // The second run copies its input into the same cpu arena slot the first run's h2d reads.
+  const execution_result second = method.run(second_inputs, {.streams = streams});
+  device.wait(&stream);
+  CHECK(read_to_host(first.outputs.at(0)) == read_to_host(first_inputs[0]));
+  CHECK(read_to_host(second.outputs.at(0)) == read_to_host(second_inputs[0]));
 }

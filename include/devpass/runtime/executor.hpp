@@ -228,6 +228,14 @@ struct replay_segment {
   std::vector<std::string> opaque_nodes;
 };
 
+// An asynchronous copy that may still read host memory: the allocator that queued it and the
+// stream it was queued on (the caller's, or null for the allocator's own).
+struct pending_host_read {
+  device_allocator* allocator = nullptr;
+  void* stream = nullptr;
+  friend bool operator==(const pending_host_read&, const pending_host_read&) = default;
+};
+
 // What a graph-mode method keeps from run to run.
 struct replay_state {
   std::vector<replay_segment> segments;
@@ -270,13 +278,17 @@ inline void allocate_arenas(const memory_plan& plan, const allocator_registry& a
 class execution {
  public:
   // `arenas` holds the planned buffers: allocated here when it does not hold them yet, else
-  // reused (a prepared method's). `persistent`: the arenas outlive this run, so devices with a
-  // caller's stream are not waited for at the end. `replay`: graph mode's segments, or null.
+  // reused (a prepared method's). `pending`: copies that may still read host memory, carried from
+  // run to run when the arenas are (a caller's stream is not waited for at the end, so the next
+  // run's first host write must wait for the last run's copies out of its host arena).
+  // `persistent`: the arenas outlive this run, so devices with a caller's stream are not waited
+  // for at the end. `replay`: graph mode's segments, or null.
   execution(const graph& g, const memory_plan& plan, allocator_registry& allocators, const kernel_registry& kernels,
             std::span<const tensor> inputs, const execute_options& options, std::vector<device_buffer>& arenas,
-            replay_state* replay = nullptr, bool persistent = false)
+            std::vector<pending_host_read>& pending, replay_state* replay = nullptr, bool persistent = false)
       : g_(g), plan_(plan), allocators_(allocators), kernels_(kernels), inputs_(inputs), options_(options),
-        values_(boost::num_vertices(g)), replay_(replay), persistent_(persistent), arenas_(arenas) {}
+        values_(boost::num_vertices(g)), pending_host_reads_(pending), replay_(replay), persistent_(persistent),
+        arenas_(arenas) {}
 
   execution_result run() {
     const stream_binding streams(allocators_, options_.streams);
@@ -311,6 +323,10 @@ class execution {
     // does not wait for it. execute() frees its arenas on return, so it waits for every device.
     for (const device d : allocators_.devices())
       if (!persistent_ || stream_for(options_.streams, d) == nullptr) allocators_.find(d).synchronize();
+    // Waited for just now: the copies queued on the stream each device was synchronized on.
+    std::erase_if(pending_host_reads_, [&](const pending_host_read& r) {
+      return stream_for(options_.streams, r.allocator->device()) == r.stream && (!persistent_ || r.stream == nullptr);
+    });
     return std::move(result_);
   }
 
@@ -427,7 +443,17 @@ class execution {
   // own copies (whoever launches it waits for it before the host touches its memory).
   void fence_host_writes() {
     if (capturing_) return;
-    for (device_allocator* a : pending_host_reads_) a->synchronize();
+    for (const pending_host_read& r : pending_host_reads_) {
+      // On the stream the copy was queued on, which a later run may have bound another over.
+      void* bound = r.allocator->bind_stream(r.stream);
+      try {
+        r.allocator->synchronize();
+      } catch (...) {
+        (void)r.allocator->bind_stream(bound);
+        throw;
+      }
+      (void)r.allocator->bind_stream(bound);
+    }
     pending_host_reads_.clear();
   }
 
@@ -486,7 +512,11 @@ class execution {
       step.what = schedule_step::kind::h2d;
       step.to = &a;
       a.copy_host_to_device(dst, src, bytes, node);
-      if (!a.underlying().emulated()) pending_host_reads_.push_back(&a);
+      if (!a.underlying().emulated()) {
+        const pending_host_read read{&a, stream_for(options_.streams, to)};
+        if (std::find(pending_host_reads_.begin(), pending_host_reads_.end(), read) == pending_host_reads_.end())
+          pending_host_reads_.push_back(read);
+      }
     } else if (to.is_host()) {
       step.what = schedule_step::kind::d2h;
       step.from = &allocator_of(from);
@@ -658,7 +688,7 @@ class execution {
   const execute_options& options_;
   std::vector<std::vector<slot>> values_;
   std::vector<std::int64_t> input_index_;
-  std::vector<device_allocator*> pending_host_reads_;
+  std::vector<pending_host_read>& pending_host_reads_;
   execution_result result_;
   replay_state* replay_;
   const bool persistent_;
@@ -674,8 +704,9 @@ class execution {
 [[nodiscard]] inline execution_result execute(const graph& g, const memory_plan& plan, allocator_registry& allocators,
                                               const kernel_registry& kernels, std::span<const tensor> inputs,
                                               const execute_options& options = {}) {
-  std::vector<device_buffer> arenas;  // outlives the execution, which waits for every device before it ends
-  return detail::execution(g, plan, allocators, kernels, inputs, options, arenas).run();
+  std::vector<device_buffer> arenas;  // outlive the execution, which waits for every device before it ends
+  std::vector<detail::pending_host_read> pending;
+  return detail::execution(g, plan, allocators, kernels, inputs, options, arenas, pending).run();
 }
 
 }  // namespace devpass::runtime

@@ -84,7 +84,8 @@ class prepared_method {
     const execute_options options{.seed = options_.seed, .constants = options_.constants, .profile = call.profile,
                                   .streams = call.streams};
     execution_result result =
-        detail::execution(g_, plan_, allocators_, kernels_, inputs, options, arenas_, replaying() ? &replay_ : nullptr, true)
+        detail::execution(g_, plan_, allocators_, kernels_, inputs, options, arenas_, pending_host_reads_,
+                          replaying() ? &replay_ : nullptr, true)
             .run();
     ++runs_;
     return result;
@@ -222,6 +223,7 @@ class prepared_method {
   std::vector<std::string> not_replayed_;
   std::size_t runs_ = 0;
   detail::replay_state replay_;
+  std::vector<detail::pending_host_read> pending_host_reads_;  // copies of a run on a caller's stream
   // Declared last so they are freed first (the cache's tensors and the arenas need the allocators).
   constant_cache own_constants_;
   std::vector<device_buffer> arenas_;
