@@ -405,6 +405,7 @@ class execution {
     }
     segment.graph->launch(stream, owner.device());
     if (segment.wait_after) owner.synchronize();
+    else note_host_reads(owner);  // its h2d copies may still read the host arena
     if (options_.profile != nullptr) profile_entry(g_[segment.nodes.front()].id, "graph_capture", start);
 #else
     throw std::logic_error("a CUDA graph segment without devpass::cuda");
@@ -419,6 +420,7 @@ class execution {
     } else {
       segment.graph->launch(segment.stream_owner->native_stream(), segment.stream_owner->device());
       if (segment.wait_after) segment.stream_owner->synchronize();
+      else note_host_reads(*segment.stream_owner);  // its h2d copies may still read the host arena
     }
     for (std::size_t i = 0; i < segment.nodes.size(); ++i) values_[segment.nodes[i]] = segment.slots[i];
     add(result_.copies, segment.copies);
@@ -437,6 +439,13 @@ class execution {
   }
 
   [[nodiscard]] device_allocator& allocator_of(device d) { return allocators_.find(d); }
+
+  // `a` queued work that may still read host memory when this returns.
+  void note_host_reads(device_allocator& a) {
+    const pending_host_read read{&a, stream_for(options_.streams, a.device())};
+    if (std::find(pending_host_reads_.begin(), pending_host_reads_.end(), read) == pending_host_reads_.end())
+      pending_host_reads_.push_back(read);
+  }
 
   // Waits for asynchronous copies that may still read host memory before the host writes any.
   // Not while a CUDA graph is captured: nothing runs then, and its one stream orders the graph's
@@ -512,11 +521,7 @@ class execution {
       step.what = schedule_step::kind::h2d;
       step.to = &a;
       a.copy_host_to_device(dst, src, bytes, node);
-      if (!a.underlying().emulated()) {
-        const pending_host_read read{&a, stream_for(options_.streams, to)};
-        if (std::find(pending_host_reads_.begin(), pending_host_reads_.end(), read) == pending_host_reads_.end())
-          pending_host_reads_.push_back(read);
-      }
+      if (!a.underlying().emulated()) note_host_reads(a);
     } else if (to.is_host()) {
       step.what = schedule_step::kind::d2h;
       step.from = &allocator_of(from);
