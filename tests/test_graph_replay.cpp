@@ -12,7 +12,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../examples/moe_decode/model.hpp"
@@ -20,6 +22,7 @@
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/default_allocators.hpp"
+#include "devpass/runtime/failing_allocator.hpp"
 #include "devpass/runtime/host_allocator.hpp"
 #include "devpass/runtime/graph_runner.hpp"
 #include "devpass/runtime/kernels/builtin.hpp"
@@ -478,4 +481,72 @@ TEST_CASE("graph replay: a prepared run on a caller's stream fences the next run
   device.wait(&stream);
   CHECK(read_to_host(first.outputs.at(0)) == read_to_host(first_inputs[0]));
   CHECK(read_to_host(second.outputs.at(0)) == read_to_host(second_inputs[0]));
+}
+
+TEST_CASE("graph replay: a prepared method allocates its arenas once; every injected failure frees everything") {
+  graph g = two_device_chain();
+  const memory_plan plan = plan_memory(g);
+  recording_kernels kernels;
+  const auto registry_failing_at = [](std::uint64_t k) {
+    allocator_registry r;
+    r.add(std::make_unique<host_allocator>());
+    r.add(std::make_unique<failing_allocator>(std::make_unique<emulated_device_allocator>(cuda_device(0)), k));
+    r.add(std::make_unique<failing_allocator>(std::make_unique<emulated_device_allocator>(cuda_device(1)), 0));
+    return r;
+  };
+  SUBCASE("cuda:0's one arena, at construction, for every run") {
+    allocator_registry registry = registry_failing_at(0);
+    auto& d0 = dynamic_cast<failing_allocator&>(registry.find(cuda_device(0)));
+    for (const graph_mode mode : {graph_mode::off, graph_mode::required}) {
+      prepared_method method(g, plan, registry, kernels.registry, {.graphs = mode});
+      const std::uint64_t after_construction = d0.allocations();
+      for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        const auto inputs = make_method_inputs(g, registry, seed);
+        CHECK(floats(method.run(inputs).outputs.at(0)) == expected_chain(inputs[0]));
+      }
+      CHECK(d0.allocations() == after_construction);  // the outputs live on the host
+      CHECK(d0.live() == 1);
+    }
+    CHECK(d0.live() == 0);
+  }
+  SUBCASE("a failure at construction or in any run throws device_error and leaks nothing") {
+    std::uint64_t failures = 0;
+    for (std::uint64_t k = 1;; ++k) {
+      allocator_registry registry = registry_failing_at(k);
+      auto& d0 = dynamic_cast<failing_allocator&>(registry.find(cuda_device(0)));
+      const auto inputs = make_method_inputs(g, registry, 1);
+      try {
+        prepared_method method(g, plan, registry, kernels.registry, {.graphs = graph_mode::required});
+        for (int run = 0; run < 3; ++run) CHECK(floats(method.run(inputs).outputs.at(0)) == expected_chain(inputs[0]));
+        break;
+      } catch (const device_error& e) {
+        ++failures;
+        CHECK(e.device() == cuda_device(0));
+        CHECK(d0.live() == 0);
+      }
+    }
+    CHECK(failures == 1);  // the arena: nothing else of cuda:0 is allocated, in any run
+  }
+}
+
+TEST_CASE("graph replay: a recording run that fails records nothing; the next run records again") {
+  graph g = two_device_chain();
+  const memory_plan plan = plan_memory(g);
+  emulated_two_devices devices;
+  recording_kernels kernels;
+  bool fail = true;
+  kernels.registry.add("relu", {nullptr, [&](const kernel_call& c) {
+                                  if (std::exchange(fail, false)) throw std::runtime_error("relu failed once");
+                                  for (int i = 0; i < 4; ++i) c.outputs[0].as<float>()[i] = std::max(0.0f, c.inputs[0].as<float>()[i]);
+                                }, nullptr});
+  prepared_method method(g, plan, devices.registry, kernels.registry, {.graphs = graph_mode::required});
+  const auto first = make_method_inputs(g, devices.registry, 1);
+  CHECK_THROWS_WITH_AS((void)method.run(first), "relu failed once", std::runtime_error);
+  CHECK(method.recorded_schedule(0).steps.empty());
+  for (std::uint64_t seed = 2; seed <= 4; ++seed) {
+    const auto inputs = make_method_inputs(g, devices.registry, seed);
+    CHECK(floats(method.run(inputs).outputs.at(0)) == expected_chain(inputs[0]));
+  }
+  CHECK(method.recorded_schedule(0).steps.size() == 5);  // x@h2d, a, the d2d to cuda:1, b, b@d2h
+  CHECK(method.runs() == 3);
 }
