@@ -1,7 +1,8 @@
 // bench_runtime — the executor's cost per node on the emulated path; where a GPU is usable, its
 // cost per node there against the same kernels launched by hand, and the CUDA allocator's copy
 // bandwidth against a raw cudaMemcpyAsync of the same bytes in the same run (the ratio is the
-// figure to watch; goal >= 0.9). JSON lines as scripts/bench expects.
+// figure to watch; goal >= 0.9); and graph mode's replay on the emulated path against the same
+// prepared method run node by node. JSON lines as scripts/bench expects.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/default_allocators.hpp"
 #include "devpass/runtime/executor.hpp"
+#include "devpass/runtime/prepared_method.hpp"
 #include "bench_report.hpp"
 #if defined(DEVPASS_HAS_CUDA)
 #include <cuda_runtime_api.h>
@@ -69,6 +71,27 @@ void executor_overhead() {
   const double planned = best_seconds(5, [&] { (void)execute(g, plan, allocators.registry, kernels, inputs); });
   emit("executor_ns_per_node_planned_emulated", planned / (nodes + 4) * 1e9, "ns");
   emit("executor_ns_per_node_unplanned_emulated", own / (nodes + 4) * 1e9, "ns");
+}
+
+// Graph mode on emulated devices: the same chain, planned, as one prepared method run node by node
+// (graph_mode::off) and one that recorded its schedule on a first run and replays it. Both keep
+// their arenas and constants, so the ratio is what replay saves of the executor's per-node work
+// (plan checks, operand lookups, kernel lookup) with the kernels' own cost in both.
+void emulated_replay() {
+  constexpr std::uint32_t nodes = 20000;
+  kernel_registry kernels;
+  kernels.add("inc", {nullptr, [](const kernel_call& c) { c.outputs[0].as<float>()[0] = c.inputs[0].as<float>()[0] + 1; }, nullptr});
+  graph g = chain(nodes);
+  const memory_plan plan = plan_memory(g);
+  default_allocators allocators = make_default_allocators(devices_of(g), false);
+  const auto inputs = make_method_inputs(g, allocators.registry, 1);
+  prepared_method normal(g, plan, allocators.registry, kernels);
+  prepared_method replayed(g, plan, allocators.registry, kernels, {.graphs = graph_mode::required});
+  (void)replayed.run(inputs);  // records
+  const double by_node = best_seconds(5, [&] { (void)normal.run(inputs); });
+  const double replay = best_seconds(5, [&] { (void)replayed.run(inputs); });
+  emit("executor_ns_per_node_replay_emulated", replay / (nodes + 4) * 1e9, "ns");
+  emit("emulated_replay_over_normal_per_node", replay / by_node, "ratio");
 }
 
 #if defined(DEVPASS_HAS_CUDA)
@@ -154,6 +177,7 @@ void executor_overhead_gpu() {
 
 int main() {
   executor_overhead();
+  emulated_replay();
 #if defined(DEVPASS_HAS_CUDA)
   copy_bandwidth();
   executor_overhead_gpu();

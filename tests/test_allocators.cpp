@@ -12,6 +12,7 @@
 #include "devpass/runtime/default_allocators.hpp"
 #include "devpass/runtime/failing_allocator.hpp"
 #include "devpass/runtime/host_allocator.hpp"
+#include "devpass/runtime/stream.hpp"
 
 using namespace devpass;
 using namespace devpass::runtime;
@@ -104,6 +105,37 @@ TEST_CASE("allocators: device to device between two emulated devices and within 
   std::vector<std::byte> back(16);
   d1.copy_device_to_host(back.data(), c.data(), 16);
   CHECK(back == source);
+}
+
+TEST_CASE("allocators: a caller's stream bound to an emulated device is its native stream and tags its work") {
+  allocator_registry registry;
+  registry.add(std::make_unique<host_allocator>());
+  auto& d0 = dynamic_cast<emulated_device_allocator&>(registry.add(std::make_unique<emulated_device_allocator>(cuda_device(0))));
+  auto& cached = registry.add(std::make_unique<failing_allocator>(std::make_unique<emulated_device_allocator>(cuda_device(1)), 0));
+  d0.record_issues(true);
+  device_buffer a(d0, 16);
+  const auto source = iota_bytes(16);
+  int token = 0, other = 0;
+  d0.copy_host_to_device(a.data(), source.data(), 16, "before");
+  {
+    const device_stream streams[] = {{cuda_device(0), &token}, {cuda_device(1), &other}};
+    const stream_binding bound(registry, streams);
+    CHECK(d0.native_stream() == &token);
+    CHECK(cached.native_stream() == &other);  // decorators forward the binding
+    d0.copy_host_to_device(a.data(), source.data(), 16, "during");
+    d0.synchronize();
+  }
+  CHECK(d0.native_stream() == nullptr);
+  CHECK(cached.native_stream() == nullptr);
+  REQUIRE(d0.issued().size() == 3);
+  CHECK(d0.issued()[0].stream == nullptr);
+  CHECK(d0.issued()[1].node == "during");
+  CHECK(d0.issued()[1].stream == &token);
+  CHECK(d0.issued()[2].op == "synchronize");
+  CHECK(d0.issued()[2].stream == &token);
+  host_allocator host;
+  CHECK_THROWS_WITH_AS((void)host.bind_stream(&token), "bind_stream on cpu: this allocator has no stream to replace with the caller's",
+                       device_error);
 }
 
 TEST_CASE("allocators: device_buffer frees on destruction, reset and move-assignment, and moves ownership") {

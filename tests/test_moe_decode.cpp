@@ -96,3 +96,16 @@ TEST_CASE("moe_decode: a decode step is one CUDA graph once the caller's device 
     CHECK(devpass::capturability(planned.g, planned.plan).kind == devpass::capture_kind::one_graph);
   }
 }
+
+TEST_CASE("moe_decode: in graph mode, with the caches planned, decode replays one graph and the tokens do not change") {
+  const model_config c = small_model();
+  const auto prompt = make_prompt(c, 4, 7);
+  const generation reference = generate(c, prompt, new_tokens, host_reference_options());
+  run_options planned = devpass_options();
+  planned.plan_device_io = true;
+  planned.graphs = devpass::runtime::graph_mode::required;
+  const generation replayed = generate(c, prompt, new_tokens, planned);
+  CHECK(replayed.replayed_segments == 1);
+  CHECK(replayed.tokens == reference.tokens);
+  CHECK(replayed.opaque_nodes.empty());
+}

@@ -42,7 +42,7 @@ std::string capture_line(const moe_decode::model_config& m, const moe_decode::ru
 constexpr std::string_view usage =
     "usage: moe_decode [--prompt N] [--tokens N] [--layers N] [--d-model N] [--heads N] [--experts N]\n"
     "                  [--top-k N] [--ffn N] [--vocab N] [--max-seq N] [--seed N] [--out DIR] [--no-cuda]\n"
-    "                  [--no-allocation-cache] [--profile]\n";
+    "                  [--no-allocation-cache] [--profile] [--graphs]\n";
 
 struct options {
   moe_decode::model_config model;
@@ -52,6 +52,7 @@ struct options {
   bool allow_cuda = true;
   bool cache_allocations = true;  // --no-allocation-cache: measure time per token without the cache
   bool profile = false;            // --profile: time per kernel of one decode step (an extra run)
+  bool graphs = false;             // --graphs: graph mode against node by node, device I/O planned (two extra runs)
 };
 
 bool parse_number(std::string_view text, auto& value) {
@@ -73,6 +74,10 @@ bool parse(int argc, char** argv, options& o) {
     }
     if (arg == "--profile") {
       o.profile = true;
+      continue;
+    }
+    if (arg == "--graphs") {
+      o.graphs = true;
       continue;
     }
     if (arg == "--help" || arg == "-h") {
@@ -219,6 +224,20 @@ int main(int argc, char** argv) try {
   std::cout << "capturability of decode: devpass " << capture_line(m, moe_decode::devpass_options()) << "\n"
             << "                         executorch --no-elide " << capture_line(m, moe_decode::executorch_no_elide_options()) << "\n"
             << "                         devpass, device I/O planned " << capture_line(m, planned_io) << "\n";
+  // Graph mode needs the caches planned (the verdict above): both runs plan them, so they move
+  // the same bytes and only the way the device work is issued differs.
+  bool graphs_equal = true;
+  if (o.graphs) {
+    moe_decode::run_options replayed = planned_io;
+    replayed.graphs = devpass::runtime::graph_mode::when_capturable;
+    const moe_decode::generation by_node = with(planned_io);
+    const moe_decode::generation graphs = with(replayed);
+    graphs_equal = graphs.tokens == by_node.tokens;
+    std::printf("graphs (%s, device I/O planned): decode replays %zu segment%s per step; tokens %s the node-by-node "
+                "run; time per token %.3f ms replayed, %.3f ms node by node\n",
+                graphs.emulated ? "emulated" : "cuda", graphs.replayed_segments, graphs.replayed_segments == 1 ? "" : "s",
+                graphs_equal ? "equal" : "DIFFER from", mean_ms(graphs.decode), mean_ms(by_node.decode));
+  }
   if (o.profile) {
     moe_decode::run_options profiled = moe_decode::devpass_options();
     profiled.profile = true;
@@ -237,6 +256,7 @@ int main(int argc, char** argv) try {
   check(ours.tokens == reference.tokens, "devpass tokens " + list(ours.tokens) + " != host reference " + list(reference.tokens));
   check(theirs.tokens == reference.tokens, "executorch tokens " + list(theirs.tokens) + " != host reference " + list(reference.tokens));
   check(ours.opaque_nodes.empty() && theirs.opaque_nodes.empty(), "a node fell back to the opaque kernel");
+  check(graphs_equal, "graph mode's tokens differ from the node-by-node run's");
   if (ok) std::cout << "host reference: equal\n";
   return ok ? 0 : 1;
 } catch (const std::exception& e) {

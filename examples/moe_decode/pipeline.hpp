@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string_view>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "devpass/runtime/default_allocators.hpp"
 #include "devpass/runtime/executor.hpp"
 #include "devpass/runtime/kernels/builtin.hpp"
+#include "devpass/runtime/prepared_method.hpp"
 #include "model.hpp"
 
 namespace moe_decode {
@@ -34,6 +36,7 @@ struct run_options {
   bool cache_allocations = true;           // false: on a GPU, every arena and output is a fresh cudaMalloc
   bool profile = false;                    // record each node's time (serialises every call)
   bool plan_device_io = false;             // plan device method inputs and outputs into arenas (the verdict's what-if)
+  rt::graph_mode graphs = rt::graph_mode::off;  // else: each method records its device work once, then replays it
   std::uint64_t seed = 42;                 // the weights: fill_deterministic(seed, constant id)
 };
 
@@ -115,6 +118,7 @@ struct generation {
   bool emulated = true;
   std::string devices;               // "devices: cuda" or "devices: emulated (why)"
   std::vector<std::string> opaque_nodes;  // nodes no builtin kernel fitted (expected: none)
+  std::size_t replayed_segments = 0;       // graph mode: segments each decode call replays
 };
 
 namespace detail {
@@ -142,10 +146,11 @@ std::vector<std::byte> bytes_of(const std::vector<T>& values) {
 
 // One call of `m`: binds tokens, start and the caches (moving cache tensors that live elsewhere
 // than the method expects, and counting that), executes, returns the greedy token.
+// `replay`: the method in graph mode (runtime/prepared_method.hpp), or null to execute() it.
 inline std::int64_t call(const prepared_method& m, rt::allocator_registry& allocators, const rt::kernel_registry& kernels,
                          rt::constant_cache& weights, const std::vector<std::int64_t>& tokens, std::int64_t start,
                          std::vector<rt::tensor>& caches, const run_options& o, call_record& record,
-                         std::vector<std::string>& opaque) {
+                         std::vector<std::string>& opaque, rt::prepared_method* replay = nullptr) {
   const auto begin = std::chrono::steady_clock::now();
   std::vector<rt::tensor> inputs;
   for (const devpass::vertex v : devpass::method_inputs(m.g)) {
@@ -176,9 +181,11 @@ inline std::int64_t call(const prepared_method& m, rt::allocator_registry& alloc
       inputs.push_back(std::move(cache));
     }
   }
-  rt::execution_result result = rt::execute(m.g, m.plan, allocators, kernels, inputs,
-                                            {.seed = o.seed, .constants = &weights,
-                                             .profile = o.profile ? &record.profile : nullptr});
+  std::vector<rt::node_time>* profile = o.profile ? &record.profile : nullptr;
+  rt::execution_result result =
+      replay != nullptr ? replay->run(inputs, {.profile = profile})
+                        : rt::execute(m.g, m.plan, allocators, kernels, inputs,
+                                      {.seed = o.seed, .constants = &weights, .profile = profile});
   const std::vector<std::byte> next = rt::read_to_host(result.outputs.at(0));
   std::int64_t token = 0;
   std::memcpy(&token, next.data() + next.size() - sizeof token, sizeof token);
@@ -241,14 +248,22 @@ inline std::int64_t call(const prepared_method& m, rt::allocator_registry& alloc
       caches.push_back(detail::place(allocators.registry, c.cache_spec(), devpass::location_of(prefill.g, {input, 0}),
                                      zeros, "kv_cache_" + std::to_string(l), ignored));
     }
+    // Graph mode: each method prepared once (its arenas kept), recording on its first call.
+    std::unique_ptr<rt::prepared_method> prefill_graphs, decode_graphs;
+    if (o.graphs != rt::graph_mode::off) {
+      const rt::prepare_options prepared{.seed = o.seed, .constants = &weights, .graphs = o.graphs};
+      prefill_graphs = std::make_unique<rt::prepared_method>(prefill.g, prefill.plan, allocators.registry, kernels, prepared);
+      decode_graphs = std::make_unique<rt::prepared_method>(decode.g, decode.plan, allocators.registry, kernels, prepared);
+      out.replayed_segments = decode_graphs->replayed_segments();
+    }
     std::int64_t token = detail::call(prefill, allocators.registry, kernels, weights, prompt, 0, caches, o,
-                                      out.prefill, out.opaque_nodes);
+                                      out.prefill, out.opaque_nodes, prefill_graphs.get());
     out.tokens.push_back(token);
     for (std::size_t step = 1; step < new_tokens; ++step) {
       call_record record;
       const auto position = static_cast<std::int64_t>(prompt.size() + step - 1);
       token = detail::call(decode, allocators.registry, kernels, weights, {token}, position, caches, o, record,
-                           out.opaque_nodes);
+                           out.opaque_nodes, decode_graphs.get());
       out.tokens.push_back(token);
       out.decode.push_back(record);
     }

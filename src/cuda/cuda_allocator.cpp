@@ -114,9 +114,10 @@ class cuda_allocator final : public device_allocator {
   [[nodiscard]] bool owns(const void* p, std::uint64_t bytes) const noexcept override {
     return runtime::detail::within_blocks(blocks_, p, bytes);
   }
-  [[nodiscard]] void* native_stream() const noexcept override { return stream_; }
+  [[nodiscard]] void* native_stream() const noexcept override { return stream(); }
 
-  [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
+  // The stream work is queued on: the caller's while one is bound, else the allocator's own.
+  [[nodiscard]] cudaStream_t stream() const noexcept { return bound_ != nullptr ? bound_ : stream_; }
   [[nodiscard]] cudaEvent_t ordering_event() const noexcept { return ordering_; }
 
  protected:
@@ -143,19 +144,22 @@ class cuda_allocator final : public device_allocator {
   void do_copy_host_to_device(void* dst, const void* src, std::uint64_t bytes, std::string_view node) override {
     device_scope scope(device_, node);
     if (is_pinned(src)) {
-      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync h2d", node, device_);
+      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream()), "cudaMemcpyAsync h2d", node, device_);
       return;
     }
-    // Pageable memory: a pinned chunk at a time, so `src` is free again when this returns.
+    // Pageable memory: a pinned chunk at a time, so `src` is free again when this returns. That
+    // waits for the device, which a stream being captured into a CUDA graph cannot do.
+    if (capturing(node))
+      fail("cudaMemcpyAsync h2d", node, "a copy from pageable host memory cannot be captured into a CUDA graph");
     ensure_staging(node);
     for (std::uint64_t done = 0, i = 0; done < bytes; done += staging_chunk, ++i) {
       const std::uint64_t n = std::min(staging_chunk, bytes - done);
       const std::size_t b = i % 2;
       check(cudaEventSynchronize(staging_done_[b]), "cudaEventSynchronize", node, device_);
       std::memcpy(staging_[b], static_cast<const std::byte*>(src) + done, n);
-      check(cudaMemcpyAsync(static_cast<std::byte*>(dst) + done, staging_[b], n, cudaMemcpyHostToDevice, stream_),
+      check(cudaMemcpyAsync(static_cast<std::byte*>(dst) + done, staging_[b], n, cudaMemcpyHostToDevice, stream()),
             "cudaMemcpyAsync h2d", node, device_);
-      check(cudaEventRecord(staging_done_[b], stream_), "cudaEventRecord", node, device_);
+      check(cudaEventRecord(staging_done_[b], stream()), "cudaEventRecord", node, device_);
     }
   }
 
@@ -164,8 +168,9 @@ class cuda_allocator final : public device_allocator {
     // Pinned or pageable, one cudaMemcpyAsync: for pageable memory the driver's own staging beat
     // ours (two pinned chunks, the memcpy out of one overlapping the DMA into the other) on an
     // H200, 13.0 GB/s to 7.7 (bench_runtime, d2h_pageable_vs_raw). The copy has finished on return.
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync d2h", node, device_);
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize", node, device_);
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream()), "cudaMemcpyAsync d2h", node, device_);
+    // While a CUDA graph is captured nothing runs yet: whoever launches it waits for it instead.
+    if (!capturing(node)) check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize", node, device_);
   }
 
   void do_copy_device_to_device(void* dst, device_allocator& source, const void* src, std::uint64_t bytes,
@@ -177,14 +182,14 @@ class cuda_allocator final : public device_allocator {
     }
     device_scope scope(device_, node);
     if (peer == this) {
-      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync d2d", node, device_);
+      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream()), "cudaMemcpyAsync d2d", node, device_);
       return;
     }
     // After the work queued on the source device ...
     check(cudaEventRecord(peer->ordering_event(), peer->stream()), "cudaEventRecord", node, peer->device());
-    check(cudaStreamWaitEvent(stream_, peer->ordering_event(), 0), "cudaStreamWaitEvent", node, device_);
+    check(cudaStreamWaitEvent(stream(), peer->ordering_event(), 0), "cudaStreamWaitEvent", node, device_);
     if (can_access_peer(peer->device(), node)) {
-      check(cudaMemcpyPeerAsync(dst, device_.index, src, peer->device().index, bytes, stream_), "cudaMemcpyPeerAsync",
+      check(cudaMemcpyPeerAsync(dst, device_.index, src, peer->device().index, bytes, stream()), "cudaMemcpyPeerAsync",
             node, device_);
     } else {
       ensure_staging(node);
@@ -193,22 +198,29 @@ class cuda_allocator final : public device_allocator {
         const std::size_t b = i % 2;
         check(cudaEventSynchronize(staging_done_[b]), "cudaEventSynchronize", node, device_);
         peer->copy_device_to_host(staging_[b], static_cast<const std::byte*>(src) + done, n, node);
-        check(cudaMemcpyAsync(static_cast<std::byte*>(dst) + done, staging_[b], n, cudaMemcpyHostToDevice, stream_),
+        check(cudaMemcpyAsync(static_cast<std::byte*>(dst) + done, staging_[b], n, cudaMemcpyHostToDevice, stream()),
               "cudaMemcpyAsync h2d", node, device_);
-        check(cudaEventRecord(staging_done_[b], stream_), "cudaEventRecord", node, device_);
+        check(cudaEventRecord(staging_done_[b], stream()), "cudaEventRecord", node, device_);
       }
     }
     // ... and before the source device reuses the memory the copy reads.
-    check(cudaEventRecord(ordering_, stream_), "cudaEventRecord", node, device_);
+    check(cudaEventRecord(ordering_, stream()), "cudaEventRecord", node, device_);
     check(cudaStreamWaitEvent(peer->stream(), ordering_, 0), "cudaStreamWaitEvent", node, peer->device());
   }
 
   void do_synchronize() override {
     device_scope scope(device_, "");
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize", "", device_);
+    check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize", "", device_);
   }
+  void* do_bind_stream(void* caller) override { return std::exchange(bound_, static_cast<cudaStream_t>(caller)); }
 
  private:
+  [[nodiscard]] bool capturing(std::string_view node) const {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    check(cudaStreamIsCapturing(stream(), &status), "cudaStreamIsCapturing", node, device_);
+    return status != cudaStreamCaptureStatusNone;
+  }
+
   void ensure_staging(std::string_view node) {
     for (void*& s : staging_)
       if (s == nullptr) check(cudaHostAlloc(&s, staging_chunk, cudaHostAllocPortable), "cudaHostAlloc", node, device_);
@@ -239,6 +251,7 @@ class cuda_allocator final : public device_allocator {
 
   devpass::device device_;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t bound_ = nullptr;  // the caller's stream (bind_stream), or null
   std::array<cudaEvent_t, 2> staging_done_{};
   cudaEvent_t ordering_ = nullptr;
   std::array<void*, 2> staging_{};

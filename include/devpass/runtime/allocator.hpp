@@ -9,6 +9,9 @@
 //    copy_device_to_host has finished when it returns. copy_device_to_device orders itself after
 //    the work queued on both devices.
 //  - every error names the op, the node (when the caller gave one) and the device.
+//  - bind_stream(s): until bound again, the allocator queues its work on the caller's stream `s`
+//    instead of its own (runtime/stream.hpp binds a run's streams); allocators of host memory
+//    have no stream and refuse one.
 // The public functions are non-virtual (they check arguments once); implementations override the
 // do_* hooks.
 #pragma once
@@ -97,8 +100,12 @@ class device_allocator {
       fail("copy_device_to_device", node, "source is not memory of " + to_string(source.device()));
     do_copy_device_to_device(dst, source, src, bytes, node);
   }
-  // Waits for everything queued on this device.
+  // Waits for everything queued on this device's stream (the bound one, when a caller bound one).
   void synchronize() { do_synchronize(); }
+  // Queues this allocator's work on `stream` (a cudaStream_t of this device; on an emulated device
+  // any opaque handle, never dereferenced) until bound again; null goes back to the allocator's
+  // own stream. Returns the previous binding. native_stream() is the bound stream while bound.
+  void* bind_stream(void* stream) { return do_bind_stream(stream); }
 
   [[noreturn]] void fail(std::string_view op, std::string_view node, std::string detail) const {
     throw device_error(std::string(op), std::string(node), device(), std::move(detail));
@@ -118,6 +125,10 @@ class device_allocator {
     do_synchronize();  // `staging` dies on return
   }
   virtual void do_synchronize() {}
+  virtual void* do_bind_stream(void* stream) {
+    if (stream != nullptr) fail("bind_stream", "", "this allocator has no stream to replace with the caller's");
+    return nullptr;
+  }
 };
 
 // Owns one allocation; frees it on every path. Move-only; the allocator must outlive it.

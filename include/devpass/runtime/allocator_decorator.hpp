@@ -42,6 +42,7 @@ class allocator_decorator : public device_allocator {
     inner_->copy_device_to_device(dst, source, src, bytes, node);
   }
   void do_synchronize() override { inner_->synchronize(); }
+  void* do_bind_stream(void* stream) override { return inner_->bind_stream(stream); }
 
  private:
   std::unique_ptr<device_allocator> inner_;

@@ -12,7 +12,10 @@
 // Why a freed block may be handed out at once, without waiting for the device:
 //  - device memory: each device has one stream that orders all its work (copies, kernels,
 //    cross-device copies included, see allocator.hpp), so the new owner's work is queued after
-//    every use the previous owner queued, and cannot overtake it;
+//    every use the previous owner queued, and cannot overtake it. A caller's stream bound with
+//    bind_stream (runtime/stream.hpp) breaks that single order: a block freed while work on one
+//    stream still uses it may be handed to work on another, so a caller that binds streams
+//    synchronizes the stream before freeing what ran on it (prepared_method keeps its arenas);
 //  - host memory (pinned): the only asynchronous use of it is a copy_host_to_device that reads
 //    it; the executor fences host writes while such copies are in flight (fence_host_writes in
 //    executor.hpp) and synchronizes every device before execute() returns. A caller that frees
@@ -20,7 +23,7 @@
 // If the inner allocator throws device_error (out of memory) while blocks are cached, they are all
 // returned to it and the allocation is tried once more; that attempt's error is the one thrown.
 //
-// Everything else (device, emulated, owns, native_stream, underlying, copies, synchronize) is the
+// Everything else (device, emulated, owns, native_stream, underlying, copies, synchronize, bind_stream) is the
 // inner allocator's; a pointer this allocator did not hand out is deallocated by the inner one.
 #pragma once
 

@@ -19,6 +19,11 @@
 // order) is valid: every value then gets its own allocation, in topological order.
 // Errors: graph_error for a graph or plan that does not fit, device_error from the allocators;
 // every buffer is freed on every path.
+//
+// execute_options::streams gives a caller's stream per device (runtime/stream.hpp): that device's
+// copies and kernels go to it. execute() still waits for those streams before it returns, as it
+// frees its arenas; a prepared_method (runtime/prepared_method.hpp), whose arenas outlive the
+// call, does not, and is where graph mode (record or capture once, replay after) lives.
 #pragma once
 
 #include <algorithm>
@@ -27,7 +32,9 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,9 +43,12 @@
 #include "devpass/planning/memory_plan.hpp"
 #include "devpass/runtime/allocator.hpp"
 #include "devpass/runtime/allocator_registry.hpp"
+#include "devpass/runtime/cuda/cuda_graph.hpp"
 #include "devpass/runtime/deterministic.hpp"
 #include "devpass/runtime/kernel.hpp"
 #include "devpass/runtime/opaque_kernel.hpp"
+#include "devpass/runtime/schedule.hpp"
+#include "devpass/runtime/stream.hpp"
 
 namespace devpass::runtime {
 
@@ -178,6 +188,8 @@ struct execute_options {
   // When given, every node's wall time is appended here, in run order. Profiling waits for every
   // device after each node so the time of its queued work is the node's: it serialises the run.
   std::vector<node_time>* profile = nullptr;
+  // The caller's stream per device (none: each allocator's own). See runtime/stream.hpp.
+  std::span<const device_stream> streams = {};
 };
 
 struct execution_result {
@@ -189,58 +201,232 @@ struct execution_result {
 
 namespace detail {
 
+// Where one value of a run is.
+struct value_slot {
+  std::byte* data = nullptr;
+  bool produced = false;
+  std::int64_t owned = -1;  // index into owned_ when the executor allocated this value alone
+};
+
+// How a graph-mode method runs one segment of device work (prepared_method decides, once).
+enum class segment_mode : std::uint8_t {
+  normal,      // node by node, every run
+  record,      // emulated devices: the first run records a schedule, later runs replay it
+  cuda_graph,  // one real device: the first run captures a CUDA graph (and launches it), later runs launch it
+};
+
+struct replay_segment {
+  std::vector<vertex> nodes;  // device work, in execution order (the verdict's segment)
+  segment_mode mode = segment_mode::normal;
+  device_allocator* stream_owner = nullptr;  // cuda_graph: the device whose stream captures and launches
+  bool wait_after = false;                   // cuda_graph: the host reads or writes what the graph uses after it
+  bool recorded = false;
+  schedule steps;                                // record
+  std::unique_ptr<cuda::captured_graph> graph;   // cuda_graph
+  std::vector<std::vector<value_slot>> slots;    // the nodes' values as the recording run left them
+  copy_stats copies;                             // what the segment's copy nodes count per run
+  std::vector<std::string> opaque_nodes;
+};
+
+// An asynchronous copy that may still read host memory: the allocator that queued it and the
+// stream it was queued on (the caller's, or null for the allocator's own).
+struct pending_host_read {
+  device_allocator* allocator = nullptr;
+  void* stream = nullptr;
+  friend bool operator==(const pending_host_read&, const pending_host_read&) = default;
+};
+
+// What a graph-mode method keeps from run to run.
+struct replay_state {
+  std::vector<replay_segment> segments;
+  std::vector<std::int32_t> segment_of;  // by vertex: the index of the segment it belongs to, or -1
+};
+
+inline void add(copy_stats& to, const copy_stats& from) {
+  const auto one = [](copy_stats::direction& t, const copy_stats::direction& f) {
+    t.count += f.count;
+    t.bytes += f.bytes;
+  };
+  one(to.h2d, from.h2d);
+  one(to.d2h, from.d2h);
+  one(to.d2d, from.d2d);
+}
+[[nodiscard]] inline copy_stats difference(const copy_stats& after, const copy_stats& before) {
+  const auto one = [](const copy_stats::direction& a, const copy_stats::direction& b) {
+    return copy_stats::direction{a.count - b.count, a.bytes - b.bytes};
+  };
+  return {one(after.h2d, before.h2d), one(after.d2h, before.d2h), one(after.d2d, before.d2d)};
+}
+
+// One device_buffer per planned buffer (plan.buffers[1..]) on its device, into `arenas`.
+inline void allocate_arenas(const memory_plan& plan, const allocator_registry& allocators, std::vector<device_buffer>& arenas) {
+  arenas.clear();
+  arenas.resize(plan.buffers.size());
+  for (std::size_t i = 1; i < plan.buffers.size(); ++i) {
+    const planned_buffer& b = plan.buffers[i];
+    if (b.mem_id != static_cast<std::int32_t>(i))
+      throw graph_error("", "", "plan.buffers", "buffer " + std::to_string(i) + " has mem_id " + std::to_string(b.mem_id));
+    device_allocator& a = allocators.find(b.device);
+    try {
+      arenas[i] = device_buffer(a, b.size, b.alignment == 0 ? 16 : b.alignment);
+    } catch (const device_error& e) {
+      throw device_error(e.op(), "", e.device(), "arena mem_id " + std::to_string(i) + ": " + e.detail());
+    }
+  }
+}
+
 class execution {
  public:
+  // `arenas` holds the planned buffers: allocated here when it does not hold them yet, else
+  // reused (a prepared method's). `pending`: copies that may still read host memory, carried from
+  // run to run when the arenas are (a caller's stream is not waited for at the end, so the next
+  // run's first host write must wait for the last run's copies out of its host arena).
+  // `persistent`: the arenas outlive this run, so devices with a caller's stream are not waited
+  // for at the end. `replay`: graph mode's segments, or null.
   execution(const graph& g, const memory_plan& plan, allocator_registry& allocators, const kernel_registry& kernels,
-            std::span<const tensor> inputs, const execute_options& options)
+            std::span<const tensor> inputs, const execute_options& options, std::vector<device_buffer>& arenas,
+            std::vector<pending_host_read>& pending, replay_state* replay = nullptr, bool persistent = false)
       : g_(g), plan_(plan), allocators_(allocators), kernels_(kernels), inputs_(inputs), options_(options),
-        values_(boost::num_vertices(g)) {}
+        values_(boost::num_vertices(g)), pending_host_reads_(pending), replay_(replay), persistent_(persistent),
+        arenas_(arenas) {}
 
   execution_result run() {
-    allocate_arenas();
+    const stream_binding streams(allocators_, options_.streams);
+    if (arenas_.size() != plan_.buffers.size()) allocate_arenas(plan_, allocators_, arenas_);
     bind_input_order();
     const std::vector<vertex> order = plan_.order.empty() ? topological_order(g_) : plan_.order;
-    for (const vertex v : order) {
-      if (v >= boost::num_vertices(g_) || g_[v].erased)
-        throw graph_error("", "", "plan.order", "vertex " + std::to_string(v) + " is not a live node");
-      if (options_.profile == nullptr) {
-        run_node(v);
-      } else {
-        const auto start = std::chrono::steady_clock::now();
-        run_node(v);
-        for (const device d : allocators_.devices()) allocators_.find(d).synchronize();
-        const node& n = g_[v];
-        options_.profile->push_back({n.id, n.op == op_kind::delegate || n.op == op_kind::call ? n.kernel
-                                                                                              : std::string(to_string(n.op)),
-                                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+    if (replay_ != nullptr) {
+      // Inputs and constants first: a method input lives from step 0 (lifetimes.hpp) and graph
+      // mode takes every constant from the cache, so neither can clobber a planned value; and
+      // neither may sit inside a segment, whose nodes run (or replay) together at its first node.
+      for (const vertex v : order) {
+        check_live(v);
+        if (g_[v].op == op_kind::input || g_[v].op == op_kind::constant) timed(v);
       }
-      ++result_.nodes_run;
+    }
+    for (const vertex v : order) {
+      check_live(v);
+      if (replay_ != nullptr) {
+        if (g_[v].op == op_kind::input || g_[v].op == op_kind::constant) continue;
+        if (const std::int32_t s = replay_->segment_of[v]; s >= 0) {
+          replay_segment& segment = replay_->segments[static_cast<std::size_t>(s)];
+          if (segment.mode != segment_mode::normal) {
+            if (v == segment.nodes.front()) segment.recorded ? replay(segment) : record(segment);
+            continue;  // ran with its segment
+          }
+        }
+      }
+      timed(v);
     }
     collect_outputs();
-    for (const device d : allocators_.devices()) allocators_.find(d).synchronize();
+    // A caller's stream orders the caller's use of the results; a run that keeps its buffers
+    // does not wait for it. execute() frees its arenas on return, so it waits for every device.
+    for (const device d : allocators_.devices())
+      if (!persistent_ || stream_for(options_.streams, d) == nullptr) allocators_.find(d).synchronize();
+    // Waited for just now: the copies queued on the stream each device was synchronized on.
+    std::erase_if(pending_host_reads_, [&](const pending_host_read& r) {
+      return stream_for(options_.streams, r.allocator->device()) == r.stream && (!persistent_ || r.stream == nullptr);
+    });
     return std::move(result_);
   }
 
  private:
-  struct slot {
-    std::byte* data = nullptr;
-    bool produced = false;
-    std::int64_t owned = -1;  // index into owned_ when the executor allocated this value alone
-  };
+  using slot = value_slot;
 
-  void allocate_arenas() {
-    arenas_.resize(plan_.buffers.size());
-    for (std::size_t i = 1; i < plan_.buffers.size(); ++i) {
-      const planned_buffer& b = plan_.buffers[i];
-      if (b.mem_id != static_cast<std::int32_t>(i))
-        throw graph_error("", "", "plan.buffers", "buffer " + std::to_string(i) + " has mem_id " + std::to_string(b.mem_id));
-      device_allocator& a = allocators_.find(b.device);
-      try {
-        arenas_[i] = device_buffer(a, b.size, b.alignment == 0 ? 16 : b.alignment);
-      } catch (const device_error& e) {
-        throw device_error(e.op(), "", e.device(), "arena mem_id " + std::to_string(i) + ": " + e.detail());
-      }
+  void check_live(vertex v) const {
+    if (v >= boost::num_vertices(g_) || g_[v].erased)
+      throw graph_error("", "", "plan.order", "vertex " + std::to_string(v) + " is not a live node");
+  }
+
+  [[nodiscard]] static std::string what_of(const node& n) {
+    return n.op == op_kind::delegate || n.op == op_kind::call ? n.kernel : std::string(to_string(n.op));
+  }
+
+  void profile_entry(const std::string& id, std::string what, std::chrono::steady_clock::time_point start) {
+    for (const device d : allocators_.devices()) allocators_.find(d).synchronize();
+    options_.profile->push_back(
+        {id, std::move(what), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+  }
+
+  // Runs v, profiled when asked.
+  void timed(vertex v) {
+    if (options_.profile == nullptr || capturing_) {
+      run_node(v);
+    } else {
+      const auto start = std::chrono::steady_clock::now();
+      run_node(v);
+      profile_entry(g_[v].id, what_of(g_[v]), start);
     }
+    ++result_.nodes_run;
+  }
+
+  // The first run of a replayed segment: its nodes run one by one while their work is recorded
+  // (emulated) or captured (CUDA graph, then launched once: a capture runs nothing).
+  void record(replay_segment& segment) {
+    const copy_stats before = result_.copies;
+    const std::size_t opaque_before = result_.opaque_nodes.size();
+    if (segment.mode == segment_mode::record) {
+      segment.steps.steps.clear();
+      recording_ = &segment.steps;
+      try {
+        for (const vertex v : segment.nodes) timed(v);
+      } catch (...) {
+        recording_ = nullptr;
+        segment.steps.steps.clear();
+        throw;
+      }
+      recording_ = nullptr;
+    } else {
+      capture(segment);
+    }
+    segment.slots.clear();
+    for (const vertex v : segment.nodes) segment.slots.push_back(values_[v]);
+    segment.copies = difference(result_.copies, before);
+    segment.opaque_nodes.assign(result_.opaque_nodes.begin() + static_cast<std::ptrdiff_t>(opaque_before),
+                                result_.opaque_nodes.end());
+    segment.recorded = true;
+  }
+
+  void capture([[maybe_unused]] replay_segment& segment) {
+#if defined(DEVPASS_HAS_CUDA)
+    device_allocator& owner = *segment.stream_owner;
+    void* stream = owner.native_stream();
+    const auto start = std::chrono::steady_clock::now();
+    cuda::begin_capture(stream, owner.device());
+    capturing_ = true;
+    try {
+      for (const vertex v : segment.nodes) timed(v);
+      capturing_ = false;
+      segment.graph = cuda::end_capture(stream, owner.device());
+    } catch (...) {
+      capturing_ = false;
+      cuda::abort_capture(stream);
+      throw;
+    }
+    segment.graph->launch(stream, owner.device());
+    if (segment.wait_after) owner.synchronize();
+    else note_host_reads(owner);  // its h2d copies may still read the host arena
+    if (options_.profile != nullptr) profile_entry(g_[segment.nodes.front()].id, "graph_capture", start);
+#else
+    throw std::logic_error("a CUDA graph segment without devpass::cuda");
+#endif
+  }
+
+  // Later runs: the recorded work again, and the values where the recording left them.
+  void replay(replay_segment& segment) {
+    const auto start = std::chrono::steady_clock::now();
+    if (segment.mode == segment_mode::record) {
+      segment.steps.replay();
+    } else {
+      segment.graph->launch(segment.stream_owner->native_stream(), segment.stream_owner->device());
+      if (segment.wait_after) segment.stream_owner->synchronize();
+      else note_host_reads(*segment.stream_owner);  // its h2d copies may still read the host arena
+    }
+    for (std::size_t i = 0; i < segment.nodes.size(); ++i) values_[segment.nodes[i]] = segment.slots[i];
+    add(result_.copies, segment.copies);
+    result_.opaque_nodes.insert(result_.opaque_nodes.end(), segment.opaque_nodes.begin(), segment.opaque_nodes.end());
+    result_.nodes_run += segment.nodes.size();
+    if (options_.profile != nullptr) profile_entry(g_[segment.nodes.front()].id, "graph_replay", start);
   }
 
   void bind_input_order() {
@@ -254,9 +440,29 @@ class execution {
 
   [[nodiscard]] device_allocator& allocator_of(device d) { return allocators_.find(d); }
 
+  // `a` queued work that may still read host memory when this returns.
+  void note_host_reads(device_allocator& a) {
+    const pending_host_read read{&a, stream_for(options_.streams, a.device())};
+    if (std::find(pending_host_reads_.begin(), pending_host_reads_.end(), read) == pending_host_reads_.end())
+      pending_host_reads_.push_back(read);
+  }
+
   // Waits for asynchronous copies that may still read host memory before the host writes any.
+  // Not while a CUDA graph is captured: nothing runs then, and its one stream orders the graph's
+  // own copies (whoever launches it waits for it before the host touches its memory).
   void fence_host_writes() {
-    for (device_allocator* a : pending_host_reads_) a->synchronize();
+    if (capturing_) return;
+    for (const pending_host_read& r : pending_host_reads_) {
+      // On the stream the copy was queued on, which a later run may have bound another over.
+      void* bound = r.allocator->bind_stream(r.stream);
+      try {
+        r.allocator->synchronize();
+      } catch (...) {
+        (void)r.allocator->bind_stream(bound);
+        throw;
+      }
+      (void)r.allocator->bind_stream(bound);
+    }
     pending_host_reads_.clear();
   }
 
@@ -301,20 +507,32 @@ class execution {
   }
 
   // Copies `bytes` from memory on `from` to memory on `to`, whatever the two are.
-  void transfer(std::byte* dst, device to, const std::byte* src, device from, std::uint64_t bytes, std::string_view node) {
+  // `op`: the copy node, recorded with the step when a segment is being recorded.
+  void transfer(std::byte* dst, device to, const std::byte* src, device from, std::uint64_t bytes, std::string_view node,
+                const devpass::node* op = nullptr) {
     if (bytes == 0) return;
     if (to.is_host()) fence_host_writes();
+    schedule_step step{.op = op, .dst = dst, .src = src, .bytes = bytes};
     if (from.is_host() && to.is_host()) {
+      step.what = schedule_step::kind::host_copy;
       std::memmove(dst, src, bytes);
     } else if (from.is_host()) {
       device_allocator& a = allocator_of(to);
+      step.what = schedule_step::kind::h2d;
+      step.to = &a;
       a.copy_host_to_device(dst, src, bytes, node);
-      if (!a.underlying().emulated()) pending_host_reads_.push_back(&a);
+      if (!a.underlying().emulated()) note_host_reads(a);
     } else if (to.is_host()) {
-      allocator_of(from).copy_device_to_host(dst, src, bytes, node);
+      step.what = schedule_step::kind::d2h;
+      step.from = &allocator_of(from);
+      step.from->copy_device_to_host(dst, src, bytes, node);
     } else {
-      allocator_of(to).copy_device_to_device(dst, allocator_of(from), src, bytes, node);
+      step.what = schedule_step::kind::d2d;
+      step.to = &allocator_of(to);
+      step.from = &allocator_of(from);
+      step.to->copy_device_to_device(dst, *step.from, src, bytes, node);
     }
+    if (recording_ != nullptr && op != nullptr) recording_->steps.push_back(std::move(step));
   }
 
   void run_node(vertex v) {
@@ -324,7 +542,8 @@ class execution {
       case op_kind::input: bind_input(v); break;
       case op_kind::constant: {
         const device where = location_of(g_, {v, 0});
-        if (options_.constants && !n.outputs[0].mem_id) {
+        // Graph mode takes planned constants from the cache too: filled once, where a replay finds them.
+        if (options_.constants && (!n.outputs[0].mem_id || replay_ != nullptr)) {
           slot& s = values_[v][0];
           s.data = options_.constants->get(allocator_of(where), n.outputs[0], where, options_.seed, n.id);
           s.produced = true;
@@ -374,7 +593,7 @@ class execution {
       throw graph_error("", n.id, "outputs[0]", "a copy's output must have its input's dtype and shape");
     std::byte* dst = place_output(v, 0);
     const std::uint64_t bytes = n.outputs[0].byte_size();
-    transfer(dst, location_of(g_, {v, 0}), src.data, location_of(g_, from), bytes, n.id);
+    transfer(dst, location_of(g_, {v, 0}), src.data, location_of(g_, from), bytes, n.id, &n);
     copy_stats::direction& d = n.op == op_kind::h2d_copy ? result_.copies.h2d
                                : n.op == op_kind::d2h_copy ? result_.copies.d2h
                                                            : result_.copies.d2d;
@@ -405,8 +624,14 @@ class execution {
     if (entry == nullptr) result_.opaque_nodes.push_back(n.id);
     const bool on_gpu = !where.is_host() && !a.underlying().emulated();
     if (!on_gpu) {
-      if (entry) entry->host(kernel_call{n, in, out, nullptr});
+      // An emulated device passes on the caller's stream handle (null unless one is bound), so a
+      // test can see which stream its kernels were issued on; host kernels ignore it.
+      void* stream = where.is_host() ? nullptr : a.native_stream();
+      if (entry) entry->host(kernel_call{n, in, out, stream});
       else run_opaque_kernel(n.kernel, in, out);
+      if (recording_ != nullptr)
+        recording_->steps.push_back(schedule_step{.what = schedule_step::kind::kernel, .op = &n, .to = &a, .entry = entry,
+                                                  .inputs = in, .outputs = out});
     } else if (entry && entry->cuda) {
       entry->cuda(kernel_call{n, in, out, a.native_stream()});
     } else {
@@ -468,10 +693,14 @@ class execution {
   const execute_options& options_;
   std::vector<std::vector<slot>> values_;
   std::vector<std::int64_t> input_index_;
-  std::vector<device_allocator*> pending_host_reads_;
+  std::vector<pending_host_read>& pending_host_reads_;
   execution_result result_;
+  replay_state* replay_;
+  const bool persistent_;
+  schedule* recording_ = nullptr;  // the segment being recorded, if any
+  bool capturing_ = false;         // a CUDA graph is being captured
+  std::vector<device_buffer>& arenas_;
   // Declared last so they are freed first, while the allocators they came from still exist.
-  std::vector<device_buffer> arenas_;
   std::vector<device_buffer> owned_;
 };
 
@@ -480,7 +709,9 @@ class execution {
 [[nodiscard]] inline execution_result execute(const graph& g, const memory_plan& plan, allocator_registry& allocators,
                                               const kernel_registry& kernels, std::span<const tensor> inputs,
                                               const execute_options& options = {}) {
-  return detail::execution(g, plan, allocators, kernels, inputs, options).run();
+  std::vector<device_buffer> arenas;  // outlive the execution, which waits for every device before it ends
+  std::vector<detail::pending_host_read> pending;
+  return detail::execution(g, plan, allocators, kernels, inputs, options, arenas, pending).run();
 }
 
 }  // namespace devpass::runtime

@@ -5,6 +5,8 @@
 // copy of g with every node and value on the host and no plan. Both draw inputs and constants from
 // the same seed by node id, so their checksums are equal exactly when the placed program computes
 // what the host program computes. to_json() is the one-object report devpass-run prints.
+// With run_options::graphs (graph mode, runtime/prepared_method.hpp) run_graph prepares the method,
+// runs it once to record its segments and reports a second, replayed run (its seconds too).
 #pragma once
 
 #include <chrono>
@@ -19,6 +21,7 @@
 #include "devpass/runtime/deterministic.hpp"
 #include "devpass/runtime/executor.hpp"
 #include "devpass/runtime/kernel.hpp"
+#include "devpass/runtime/prepared_method.hpp"
 
 namespace devpass::runtime {
 
@@ -35,12 +38,14 @@ struct run_report {
   std::string devices_line;               // "devices: cuda" / "devices: emulated (reason)"
   std::vector<std::string> opaque_nodes;  // nodes that fell back to the opaque kernel
   double seconds = 0;                     // execute() alone, allocation of arenas included
+  std::size_t replayed_segments = 0;      // graph mode: segments the reported run replayed
 };
 
 struct run_options {
   std::uint64_t seed = 0;
   bool allow_cuda = true;         // false: emulate CUDA devices even where a GPU is usable
   bool cache_allocations = true;  // false: real devices without the caching_allocator
+  graph_mode graphs = graph_mode::off;  // else: record on a first run, report the replayed second
 };
 
 [[nodiscard]] inline run_report run_graph(const graph& g, const memory_plan& plan, const kernel_registry& kernels,
@@ -50,9 +55,19 @@ struct run_options {
   report.emulated = allocators.emulated;
   report.devices_line = allocators.describe();
   const std::vector<tensor> inputs = make_method_inputs(g, allocators.registry, options.seed);
-  const auto start = std::chrono::steady_clock::now();
-  execution_result result = execute(g, plan, allocators.registry, kernels, inputs, {options.seed});
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  execution_result result;
+  if (options.graphs == graph_mode::off) {
+    const auto start = std::chrono::steady_clock::now();
+    result = execute(g, plan, allocators.registry, kernels, inputs, {options.seed});
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  } else {
+    prepared_method method(g, plan, allocators.registry, kernels, {.seed = options.seed, .graphs = options.graphs});
+    (void)method.run(inputs);  // records
+    const auto start = std::chrono::steady_clock::now();
+    result = method.run(inputs);
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    report.replayed_segments = method.replayed_segments();
+  }
   for (std::size_t i = 0; i < result.outputs.size(); ++i)
     report.outputs.push_back({i, result.outputs[i].spec, checksum(read_to_host(result.outputs[i]))});
   report.copies = result.copies;

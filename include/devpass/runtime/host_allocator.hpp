@@ -3,7 +3,9 @@
 //
 // An emulated device is a separate host arena: its copies are memcpy, and it remembers every
 // block it handed out, so a kernel or copy that reads host memory as if it were the device's
-// (a missing h2d_copy) fails instead of silently working.
+// (a missing h2d_copy) fails instead of silently working. A caller's stream bound to it is an
+// opaque handle (it has no streams): with record_issues(true) it logs each copy and synchronize
+// with the handle it was issued under, so a test can check which stream a run's work went to.
 #pragma once
 
 #include <unistd.h>
@@ -15,6 +17,8 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "devpass/runtime/allocator.hpp"
 
@@ -101,6 +105,13 @@ class host_allocator final : public host_memory_allocator {
   std::size_t live_ = 0;
 };
 
+// One piece of work an emulated device was asked to do, and the stream handle it was issued on.
+struct issued_work {
+  std::string op;  // "copy_host_to_device", "copy_device_to_host", "copy_device_to_device", "synchronize"
+  std::string node;
+  void* stream = nullptr;  // the bound caller's handle, null for the device's own stream
+};
+
 class emulated_device_allocator final : public device_allocator {
  public:
   explicit emulated_device_allocator(devpass::device where) : device_(where) {}
@@ -114,6 +125,11 @@ class emulated_device_allocator final : public device_allocator {
     return detail::within_blocks(blocks_, p, bytes);
   }
   [[nodiscard]] std::size_t live_allocations() const noexcept { return blocks_.size(); }
+  [[nodiscard]] void* native_stream() const noexcept override { return bound_; }
+  // Off by default, so long runs do not grow a log nobody reads.
+  void record_issues(bool on) { recording_ = on; }
+  [[nodiscard]] const std::vector<issued_work>& issued() const noexcept { return issued_; }
+  void clear_issued() noexcept { issued_.clear(); }
 
  protected:
   void* do_allocate(std::uint64_t bytes, std::uint32_t alignment, std::string_view node) override {
@@ -132,23 +148,35 @@ class emulated_device_allocator final : public device_allocator {
   }
   void do_copy_host_to_device(void* dst, const void* src, std::uint64_t bytes, std::string_view node) override {
     if (owns(src, bytes)) fail("copy_host_to_device", node, "source is memory of this device, not host memory");
+    note("copy_host_to_device", node);
     std::memcpy(dst, src, bytes);
   }
   void do_copy_device_to_host(void* dst, const void* src, std::uint64_t bytes, std::string_view node) override {
     if (owns(dst, 1)) fail("copy_device_to_host", node, "destination is memory of this device, not host memory");
+    note("copy_device_to_host", node);
     std::memcpy(dst, src, bytes);
   }
   void do_copy_device_to_device(void* dst, device_allocator& source, const void* src, std::uint64_t bytes,
                                 std::string_view node) override {
+    note("copy_device_to_device", node);
     if (!source.underlying().emulated() && !source.device().is_host()) {
       device_allocator::do_copy_device_to_device(dst, source, src, bytes, node);
       return;
     }
     std::memmove(dst, src, bytes);  // both sides are host memory
   }
+  void do_synchronize() override { note("synchronize", ""); }
+  void* do_bind_stream(void* stream) override { return std::exchange(bound_, stream); }
 
  private:
+  void note(std::string_view op, std::string_view node) {
+    if (recording_) issued_.push_back({std::string(op), std::string(node), bound_});
+  }
+
   devpass::device device_;
+  void* bound_ = nullptr;
+  bool recording_ = false;
+  std::vector<issued_work> issued_;
   std::map<std::uintptr_t, std::uint64_t> blocks_;  // address -> requested bytes
 };
 
