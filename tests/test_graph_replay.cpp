@@ -154,7 +154,7 @@ TEST_CASE("graph replay: on every repository graph and the demo's methods replay
       ++graphs;
     }
   }
-  CHECK(graphs == 15 * 4);  // 13 files and the demo's 2 methods, 4 variants each
+  CHECK(graphs == 23 * 4);  // 21 files and the demo's 2 methods, 4 variants each
   CHECK(replayed >= 30);
   CHECK(fell_back >= 1);
 }
