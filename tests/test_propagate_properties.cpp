@@ -6,6 +6,7 @@
 
 #include "devpass/graph/verify.hpp"
 #include "devpass/passes/propagate_device.hpp"
+#include "devpass/testing.hpp"
 #include "random_graph.hpp"
 
 using namespace devpass;
@@ -149,7 +150,7 @@ TEST_CASE("propagate properties: legacy mode tags delegate inputs and outputs, a
     const std::size_t nodes = boost::num_vertices(g);
     propagate_device(g, {.enable_non_cpu_memory_planning = false});
     CHECK(boost::num_vertices(g) == nodes);
-    CHECK(count_copies(g).copies() == 0);
+    CHECK_COPIES(g, 0, 0, 0);
     const auto report = verify_structure(g);
     CHECK_MESSAGE(report.ok(), report.to_string());
   }
@@ -185,7 +186,7 @@ TEST_CASE("propagate properties: the devpass policy leaves no round trip, so ski
   std::size_t checked = 0;
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     const graph original = testing::random_graph(seed);
-    REQUIRE(count_copies(original).copies() == 0);
+    REQUIRE_COPIES(original, 0, 0, 0);
     for (const bool skip_h2d : {false, true})
       for (const bool skip_d2h : {false, true}) {
         CAPTURE(seed);
