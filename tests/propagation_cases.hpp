@@ -1,6 +1,6 @@
 // tests/propagation_cases.hpp — what the tests that compare two ways of propagating run over:
-// every flag set of both policies (legacy mode, the skips, elision on and off), and every graph
-// file of the repository (tests/data/graphs, all folders).
+// every flag set of both policies (legacy mode, the skips, elision on and off), every graph
+// file of the repository (tests/data/graphs, all folders), and random graphs beyond them.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 
 #include "devpass/passes/propagate_device.hpp"
 #include "graph_dir.hpp"
+#include "random_graph.hpp"
 
 namespace devpass::testing_support {
 
@@ -30,6 +31,15 @@ inline std::vector<std::filesystem::path> repository_graphs() {
     if (entry.path().extension() == ".json") files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   return files;
+}
+
+// Graph `seed` of the random ones: 30-69 nodes on 2-5 devices, values pre-placed on devices in
+// every other one, dead values in every third.
+inline graph random_propagation_graph(std::uint64_t seed) {
+  return testing::random_graph(seed, {.nodes = 30 + seed % 40,
+                                      .devices = static_cast<std::uint16_t>(2 + seed % 4),
+                                      .preplaced = seed % 2 == 0,
+                                      .dead_values = seed % 3 == 0});
 }
 
 }  // namespace devpass::testing_support

@@ -15,7 +15,6 @@
 #include "devpass/io/json_reader.hpp"
 #include "graph_dir.hpp"
 #include "propagation_cases.hpp"
-#include "random_graph.hpp"
 
 namespace {
 
@@ -188,9 +187,7 @@ TEST_CASE("array graph: every repository graph through the arrays reads as on de
 TEST_CASE("array graph: random graphs with pre-placed values, dead values and many devices read the same") {
   std::size_t accepted = 0;
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
-    const devpass::graph source = testing::random_graph(
-        seed, {.nodes = 30 + seed % 40, .devices = static_cast<std::uint16_t>(2 + seed % 4), .preplaced = seed % 2 == 0,
-               .dead_values = seed % 3 == 0});
+    const devpass::graph source = testing_support::random_propagation_graph(seed);
     for (const propagate_options& options : every_flag_set()) {
       CAPTURE(seed);
       accepted += same_through_arrays(source, options) ? 1 : 0;

@@ -19,7 +19,6 @@
 #include "graph_dir.hpp"
 #include "propagation_cases.hpp"
 #include "own_graph.hpp"
-#include "random_graph.hpp"
 
 namespace {
 
@@ -133,9 +132,7 @@ TEST_CASE("own graph: every repository graph gives devpass::graph's result, both
 TEST_CASE("own graph: random graphs with pre-placed values, dead values and many devices give the same result") {
   std::size_t accepted = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
-    const devpass::graph source = testing::random_graph(
-        seed, {.nodes = 30 + seed % 40, .devices = static_cast<std::uint16_t>(2 + seed % 4), .preplaced = seed % 2 == 0,
-               .dead_values = seed % 3 == 0});
+    const devpass::graph source = testing_support::random_propagation_graph(seed);
     for (const propagate_options& options : every_flag_set()) {
       CAPTURE(seed);
       accepted += same_on_both(source, options) ? 1 : 0;
