@@ -269,3 +269,38 @@ def test_devpass_lowers_a_device_to_device_move_to_d2h_then_h2d():
     ]
     assert len(h2d_of_d2h) == census["d2d"]
     assert all(n.meta["spec"].device_index == 1 and n.args[0].args[0].meta["spec"].device_index == 0 for n in h2d_of_d2h)
+
+
+def _with_an_unread_output(key):
+    """The spec-propagated edge graph of `key`, its method returning the input `a` in place of
+    its first output: the delegate output it returned is read by nothing (to_backend leaves no
+    such output; ExecuTorch's phase 2 still copies it)."""
+    from executorch.exir.passes.spec_prop_pass import SpecPropPass
+
+    gm = SpecPropPass()(copy.deepcopy(_lowered(key).exported_program().graph_module)).graph_module
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    a = next(n for n in gm.graph.nodes if n.op == "placeholder" and n.name == "a")
+    returned = list(output.args[0])
+    unread = returned[0]
+    assert unread.target == operator.getitem and unread.args[0].target == executorch_call_delegate
+    returned[0] = a
+    output.args = (tuple(returned),)
+    assert not unread.users
+    return gm
+
+
+def _shape(gm):
+    place = {n: i for i, n in enumerate(gm.graph.nodes)}
+    return [(n.op, str(n.target), tuple(place[a] for a in n.all_input_nodes)) for n in gm.graph.nodes]
+
+
+@pytest.mark.parametrize("key", ["add_chain/device_aware", "chain/per_op"])  # without, with an elided round trip
+@pytest.mark.parametrize("skip_d2h", [False, True])
+def test_executorch_policy_copies_an_unread_delegate_output_as_executorch_does(key, skip_d2h):
+    from executorch.exir.passes.propagate_device_pass import PropagateDevicePass as Theirs
+
+    flags = dict(enable_non_cpu_memory_planning=True, skip_d2h_for_method_outputs=skip_d2h)
+    theirs, ours = _with_an_unread_output(key), _with_an_unread_output(key)
+    Theirs(**flags).call(theirs)
+    dx.PropagateDevicePass(**flags, policy="executorch").call(ours)
+    assert _shape(ours) == _shape(theirs)

@@ -107,7 +107,7 @@ class PropagateDevicePass(PassBase):
             skip_d2h_for_method_outputs=self.skip_d2h_for_method_outputs,
         )
         propagated = time.perf_counter()
-        changed = _write_back(method, result, self.policy)
+        changed = _write_back(method, result, self)
         finished = time.perf_counter()
         self.last_timings = {
             "convert": converted - started,
@@ -142,8 +142,9 @@ def _new_spec(source_spec, code: int):
     return spec
 
 
-def _write_back(method: FxMethod, r: dict, policy: str) -> bool:
+def _write_back(method: FxMethod, r: dict, options: "PropagateDevicePass") -> bool:
     """Applies devpass's result to the FX graph (see docs/executorch.md)."""
+    policy = options.policy
     _, _, _, _, TensorSpec = _et()
     graph = method.graph_module.graph
     h2d_op = torch.ops.et_copy._h2d_copy.default
@@ -264,6 +265,8 @@ def _write_back(method: FxMethod, r: dict, policy: str) -> bool:
     for index in r["erased_nodes"]:
         graph.erase_node(method.fx_nodes[int(index)])
         changed = True
+    if policy == "executorch" and options.enable_non_cpu_memory_planning and not options.skip_d2h_for_method_outputs:
+        changed |= _unread_delegate_outputs_get_a_d2h(method, make, d2h_op)
     # ExecuTorch sweeps dead code after it elides a round trip; its policy does the same. The
     # sweep removes nothing unless some node is unused (removal only ever starts there), and
     # the check is a twentieth of the sweep on a 100k-node graph.
@@ -273,6 +276,26 @@ def _write_back(method: FxMethod, r: dict, policy: str) -> bool:
     if policy == "devpass":
         changed |= _refresh_output_spec(method)
     return changed
+
+
+def _unread_delegate_outputs_get_a_d2h(method: FxMethod, make, d2h_op) -> bool:
+    """ExecuTorch's phase 2 puts a d2h after every getitem of a device delegate, read or not; the
+    C++ policy copies only what is read. An unread getitem's d2h is dead, and ExecuTorch's sweep
+    removes both when a round trip was elided, so the write-back makes it only to be swept or,
+    when nothing was elided, to stay, as in ExecuTorch's graph. (With skip_d2h ExecuTorch skips
+    it: an unread getitem feeds only the output, vacuously.)"""
+    made = False
+    for node, value in list(method.value_of.items()):
+        producer = method.fx_nodes[value[0]]
+        if (
+            node is not producer
+            and not node.users
+            and method.roles[value[0]] == ROLE["delegate"]
+            and method.devices[value[0]] != HOST
+        ):
+            make(d2h_op, node, HOST, None)
+            made = True
+    return made
 
 
 def _refresh_output_spec(method: FxMethod) -> bool:
