@@ -3,10 +3,13 @@
 // file of the repository (tests/data/graphs, all folders), and random graphs beyond them.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <vector>
 
+#include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device.hpp"
 #include "graph_dir.hpp"
 #include "random_graph.hpp"
@@ -31,6 +34,32 @@ inline std::vector<std::filesystem::path> repository_graphs() {
     if (entry.path().extension() == ".json") files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   return files;
+}
+
+struct case_count {
+  std::size_t accepted = 0, refused = 0;
+};
+
+// Runs same(source, options) (true: the options were accepted) on every repository graph under
+// every flag set, each case captured for doctest's failure messages.
+template <class Same>
+case_count over_every_repository_case(Same&& same) {
+  const auto files = repository_graphs();
+  REQUIRE(files.size() >= 13);
+  case_count count;
+  for (const auto& file : files) {
+    const graph source = read_graph_file(file.string());
+    for (const propagate_options& options : every_flag_set()) {
+      CAPTURE(file.string());
+      CAPTURE(static_cast<int>(options.policy));
+      CAPTURE(options.enable_non_cpu_memory_planning);
+      CAPTURE(options.skip_h2d_for_method_inputs);
+      CAPTURE(options.skip_d2h_for_method_outputs);
+      CAPTURE(options.elide);
+      (same(source, options) ? count.accepted : count.refused) += 1;
+    }
+  }
+  return count;
 }
 
 // Graph `seed` of the random ones: 30-69 nodes on 2-5 devices, values pre-placed on devices in

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "devpass/interop/array_graph.hpp"
-#include "devpass/io/json_reader.hpp"
 #include "graph_dir.hpp"
 #include "propagation_cases.hpp"
 
@@ -20,7 +19,6 @@ namespace {
 
 using namespace devpass;
 using testing_support::every_flag_set;
-using testing_support::repository_graphs;
 using interop::device_code;
 
 // A devpass::graph as arrays, in topological order; `order[i]` is the vertex of array node i.
@@ -166,22 +164,8 @@ bool same_through_arrays(const devpass::graph& unsorted, const propagate_options
 }  // namespace
 
 TEST_CASE("array graph: every repository graph through the arrays reads as on devpass::graph, both policies, every flag set") {
-  const auto files = repository_graphs();
-  REQUIRE(files.size() >= 13);
-  std::size_t accepted = 0, refused = 0;
-  for (const auto& file : files) {
-    const devpass::graph source = read_graph_file(file.string());
-    for (const propagate_options& options : every_flag_set()) {
-      CAPTURE(file.string());
-      CAPTURE(static_cast<int>(options.policy));
-      CAPTURE(options.enable_non_cpu_memory_planning);
-      CAPTURE(options.skip_h2d_for_method_inputs);
-      CAPTURE(options.skip_d2h_for_method_outputs);
-      CAPTURE(options.elide);
-      (same_through_arrays(source, options) ? accepted : refused) += 1;
-    }
-  }
-  CHECK(accepted > 10 * refused);
+  const auto count = testing_support::over_every_repository_case(same_through_arrays);
+  CHECK(count.accepted > 10 * count.refused);
 }
 
 TEST_CASE("array graph: random graphs with pre-placed values, dead values and many devices read the same") {
@@ -234,32 +218,32 @@ TEST_CASE("array graph: malformed arrays are refused naming the node and field")
   const std::vector<std::string> names{"x", "relu", "out"};
   SUBCASE("an operand that reads a later node") {
     const std::vector<std::uint32_t> nodes{2, 1}, slots{0, 0};
-    CHECK_THROWS_WITH(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names}),
+    CHECK_THROWS_WITH(static_cast<void>(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names})),
                       "node 'relu': inputs: slot 0 reads node #2, not an earlier node (the arrays must be in topological order)");
   }
   SUBCASE("an output index past the producer's values") {
     const std::vector<std::uint32_t> nodes{0, 1}, slots{3, 0};
-    CHECK_THROWS_WITH(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names}),
+    CHECK_THROWS_WITH(static_cast<void>(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names})),
                       "node 'relu': inputs: slot 0 reads output 3 of a node with 1 outputs");
   }
   SUBCASE("an unknown role, without names") {
     const std::vector<std::uint8_t> bad_roles{0, 9, 7};
     const std::vector<std::uint32_t> nodes{0, 1}, slots{0, 0};
-    CHECK_THROWS_WITH(interop::make_array_graph({bad_roles, devices, outputs, offsets, nodes, slots, {}}),
+    CHECK_THROWS_WITH(static_cast<void>(interop::make_array_graph({bad_roles, devices, outputs, offsets, nodes, slots, {}})),
                       "node 'node #1': role: unknown role 9");
   }
   SUBCASE("value marks for the wrong number of values, or a bad device code") {
     const std::vector<std::uint32_t> nodes{0, 1}, slots{0, 0};
     const std::vector<device_code> one_mark{0};
-    CHECK_THROWS_WITH(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names, one_mark}),
+    CHECK_THROWS_WITH(static_cast<void>(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names, one_mark})),
                       "graph arrays: value_marks needs one entry per value (2)");
     const std::vector<device_code> bad_marks{interop::unmarked, -7};
-    CHECK_THROWS_WITH(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names, bad_marks}),
+    CHECK_THROWS_WITH(static_cast<void>(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names, bad_marks})),
                       "node 'relu': value_marks: device code -7");
   }
   SUBCASE("arrays of different lengths") {
     const std::vector<std::uint32_t> nodes{0, 1}, slots{0, 0};
     const std::vector<device_code> short_devices{-1, -1};
-    CHECK_THROWS_AS(interop::make_array_graph({roles, short_devices, outputs, offsets, nodes, slots, names}), std::invalid_argument);
+    CHECK_THROWS_AS(static_cast<void>(interop::make_array_graph({roles, short_devices, outputs, offsets, nodes, slots, names})), std::invalid_argument);
   }
 }

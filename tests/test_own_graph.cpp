@@ -111,22 +111,8 @@ TEST_CASE("own graph: the model's vertex property is at most 32 bytes") {
 }
 
 TEST_CASE("own graph: every repository graph gives devpass::graph's result, both policies, every flag set") {
-  const auto files = repository_graphs();
-  REQUIRE(files.size() >= 13);
-  std::size_t accepted = 0, refused = 0;
-  for (const auto& file : files) {
-    const devpass::graph source = read_graph_file(file.string());
-    for (const propagate_options& options : every_flag_set()) {
-      CAPTURE(file.string());
-      CAPTURE(static_cast<int>(options.policy));
-      CAPTURE(options.enable_non_cpu_memory_planning);
-      CAPTURE(options.skip_h2d_for_method_inputs);
-      CAPTURE(options.skip_d2h_for_method_outputs);
-      CAPTURE(options.elide);
-      (same_on_both(source, options) ? accepted : refused) += 1;
-    }
-  }
-  CHECK(accepted > 10 * refused);  // refusals: ExecuTorch's skip_h2d on inputs read twice
+  const auto count = testing_support::over_every_repository_case(same_on_both);
+  CHECK(count.accepted > 10 * count.refused);  // refusals: ExecuTorch's skip_h2d on inputs read twice
 }
 
 TEST_CASE("own graph: random graphs with pre-placed values, dead values and many devices give the same result") {
