@@ -450,21 +450,22 @@ int run(const options& o) {
   tool_instrumentation instrumentation{o, {}, {}};
   // --debug-rules: every rule the propagation phases try, one line each on stderr.
   devpass::rules::rule_trace trace;
-  devpass::propagate_options propagation = o.propagation;
+  const devpass::rules::rule_trace* tracing = nullptr;
+  const devpass::propagate_options& propagation = o.propagation;
   if (o.debug_rules) {
     trace.report = [](void*, std::string_view rule, std::string_view node, std::string_view site, std::string_view why) {
       std::cerr << "debug-rules: node '" << node << "'" << (site.empty() ? "" : ": ") << site << ": `" << rule << "`: " << why
                 << "\n";
     };
     trace.only = o.debug_rules_filter;
-    propagation.trace = &trace;
+    tracing = &trace;
   }
   std::optional<devpass::memory_plan> plan;
   bool extra_ran = false;
   try {
     std::optional<devpass::propagate_stats> totals;
     if (o.propagate) {
-      totals = devpass::propagate_device_with<Policy>(g, propagation, instrumentation);
+      totals = devpass::propagate_device_traced<Policy>(g, propagation, tracing, instrumentation);
       if (o.verify_each && !verify_ok(g, o.propagation.enable_non_cpu_memory_planning, "propagate-device")) return 1;
     }
     // The driver's own phases, in the order it lists them, after propagation.

@@ -112,6 +112,30 @@ class first_id_index {
   std::vector<slot> slots_;
 };
 
+// The messages of the two device checks below, out of line: they are built only for a bad graph,
+// and composing them inline put a chain of string temporaries into every model's instantiation.
+[[gnu::cold, gnu::noinline]] inline void report_produced_device(verify_report& r, const std::string& node, std::uint32_t k,
+                                                                op_kind op, device produced, device marked) {
+  report(r, node, "outputs[" + std::to_string(k) + "]",
+         "a " + std::string(to_string(op)) + " produces on " + to_string(produced) + " but the value is marked on " +
+             to_string(marked));
+}
+[[gnu::cold, gnu::noinline]] inline std::string wrong_read(const std::string& value, device at, op_kind op, device runs_on,
+                                                          std::optional<device> wanted) {
+  if (wanted)
+    return "reads '" + value + "' on " + to_string(at) + " but a " + std::string(to_string(op)) + " reads on " +
+           to_string(*wanted);
+  return "reads '" + value + "' on " + to_string(at) + " but a d2d_copy to " + to_string(runs_on) +
+         " reads from another device";
+}
+// Reports bad_reads (slot, text) in slot order. Few: a node has a handful of operands.
+[[gnu::cold, gnu::noinline]] inline void report_bad_reads(verify_report& r, const std::string& node,
+                                                          std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
+  for (std::size_t i = 1; i < bad_reads.size(); ++i)  // insertion sort: no std::sort instantiation
+    for (std::size_t j = i; j > 0 && bad_reads[j] < bad_reads[j - 1]; --j) std::swap(bad_reads[j], bad_reads[j - 1]);
+  for (auto& [slot, text] : bad_reads) report(r, node, "inputs[" + std::to_string(slot) + "]", std::move(text));
+}
+
 // A value whose producer fixes where it lives (a delegate, a call, a copy) must not be marked
 // elsewhere by its spec: one problem per such output.
 template <class G>
@@ -120,10 +144,8 @@ void check_produced_devices(verify_report& r, const G& g, vertex v) {
   const auto produced = produces_on(op, node_device(g, v));
   if (!produced) return;
   for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k)
-    if (const auto d = marked_device(g, value_ref{v, k}); d && *d != *produced)
-      report(r, display_name(g, v), "outputs[" + std::to_string(k) + "]",
-             "a " + std::string(to_string(op)) + " produces on " + to_string(*produced) +
-                 " but the value is marked on " + to_string(*d));
+    if (const auto d = marked_device(g, value_ref{v, k}); d && *d != *produced) [[unlikely]]
+      report_produced_device(r, display_name(g, v), k, op, *produced, *d);
 }
 
 // Each operand of node v read on the wrong device, by slot ("inputs[k]"). Edges that
@@ -140,18 +162,11 @@ void check_reads(verify_report& r, const G& g, vertex v, std::vector<std::pair<s
     if (is_erased(g, p) || g[e].output >= output_count(g, p)) continue;
     const value_ref value{p, g[e].output};
     const device at = location_of(g, value);
-    const std::uint32_t slot = g[e].slot;
-    if (wanted && at != *wanted) {
-      bad_reads.emplace_back(slot, "reads '" + value_name(g, value) + "' on " + to_string(at) + " but a " +
-                                       std::string(to_string(op)) + " reads on " + to_string(*wanted));
-    } else if (op == op_kind::d2d_copy && (at.is_host() || at == runs_on)) {
-      bad_reads.emplace_back(slot, "reads '" + value_name(g, value) + "' on " + to_string(at) + " but a d2d_copy to " +
-                                       to_string(runs_on) + " reads from another device");
-    }
+    if ((wanted && at != *wanted) || (!wanted && op == op_kind::d2d_copy && (at.is_host() || at == runs_on))) [[unlikely]]
+      bad_reads.emplace_back(g[e].slot, wrong_read(value_name(g, value), at, op, runs_on, wanted));
   }
-  std::sort(bad_reads.begin(), bad_reads.end());
-  for (auto& [slot, text] : bad_reads)
-    report(r, display_name(g, v), "inputs[" + std::to_string(slot) + "]", std::move(text));
+  if (!bad_reads.empty()) [[unlikely]]
+    report_bad_reads(r, display_name(g, v), bad_reads);
 }
 
 // True when the live nodes have a cycle: Kahn's algorithm, ready nodes on a stack.

@@ -20,7 +20,7 @@
 #include "devpass/passes/propagate_device.hpp"
 
 BOOST_HANA_ADAPT_STRUCT(devpass::propagate_knobs, share_copies, elide_round_trips, runtime_selected);
-// The run-time knobs, in the order the command line lists them; `trace` is a hook, not a knob.
+// The run-time knobs, in the order the command line lists them.
 BOOST_HANA_ADAPT_STRUCT(devpass::propagate_options, policy, skip_h2d_for_method_inputs, skip_d2h_for_method_outputs,
                         enable_non_cpu_memory_planning, elide);
 

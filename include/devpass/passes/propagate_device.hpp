@@ -38,7 +38,6 @@ struct propagate_options {
   bool skip_h2d_for_method_inputs = false;
   bool skip_d2h_for_method_outputs = false;
   bool elide = true;
-  const rules::rule_trace* trace = nullptr;  // every rule the phases try, reported (rules/trace.hpp)
 };
 
 // A compile-time policy's knobs: which phases are compiled in. One struct, so a knob is named
@@ -111,14 +110,6 @@ bool output_reads_on_host_executorch(const G& g, value_ref value, bool skip_d2h)
   return !only_output;
 }
 
-template <class G>
-std::size_t distinct_consumers(const G& g, value_ref value) {
-  std::vector<vertex> consumers;
-  for_each_use(g, value, [&](use u) { consumers.push_back(u.consumer); });
-  std::sort(consumers.begin(), consumers.end());
-  return static_cast<std::size_t>(std::unique(consumers.begin(), consumers.end()) - consumers.begin());
-}
-
 using namespace devpass::dsl;
 inline constexpr auto x = "x"_c;
 inline constexpr auto d = "d"_c;
@@ -147,16 +138,20 @@ inline constexpr auto executorch_copies_in = satisfies(
     },
     x, d);
 
+// ExecuTorch refuses skip_h2d for a method input that more than one node reads. `readers` in
+// file order (uses() sorts them). Out of line: the message is built once, not in every rule.
+template <class G>
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_shared_method_input(const G& g, value_ref input, const std::vector<use>& readers) {
+  std::string names;
+  for (const use u : readers) names.append(names.empty() ? "'" : ", '").append(display_name(g, u.consumer)).append("'");
+  throw graph_error("", display_name(g, input.producer), "consumers",
+                    "skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), this one has " + names);
+}
+
 inline void place_input(const auto& ctx, value_ref input, value_ref consumer) {
-  if (ctx.options.policy == copy_policy::executorch && distinct_consumers(ctx.g, input) > 1) {
-    // Named in file order: a value's use list is in no particular order.
-    std::vector<use> readers = uses(ctx.g, input);
-    std::sort(readers.begin(), readers.end(), [](use a, use b) { return a.consumer != b.consumer ? a.consumer < b.consumer : a.slot < b.slot; });
-    std::string names;
-    for (const use u : readers) names += (names.empty() ? "'" : ", '") + display_name(ctx.g, u.consumer) + "'";
-    throw graph_error("", display_name(ctx.g, input.producer), "consumers",
-                      "skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), this one has " +
-                          names);
+  if (ctx.options.policy == copy_policy::executorch) {
+    const std::vector<use> readers = uses(ctx.g, input);  // ordered by consumer: one consumer iff front == back
+    if (readers.front().consumer != readers.back().consumer) refuse_shared_method_input(ctx.g, input, readers);
   }
   const device where = device_of(ctx.g, consumer);
   mark_device(ctx.g, input, where);
@@ -229,11 +224,18 @@ struct phase_result : pipeline::phase_result {
   [[nodiscard]] std::size_t copies_elided() const noexcept { return counters.nodes_removed; }
 };
 
+// The options the phases see in a run that reports every rule it tries (propagate_device_traced).
+// A separate type, so that only such a run compiles the rules' explanations (rules::tracing).
+struct traced_options : propagate_options {
+  const rules::rule_trace* trace = nullptr;
+};
+
 // Runs one rule table as a phase and reports its counters and the copies it made.
-template <class Table, class G>
-phase_result run_table(const Table& table, G& g, const propagate_options& options) {
-  rules::rewrite_context<propagate_options, G> ctx(g, options);
-  ctx.trace = options.trace;
+template <class Table, class G, class Options>
+phase_result run_table(const Table& table, G& g, const Options& options) {
+  constexpr bool traced = requires { options.trace; };
+  rules::rewrite_context<propagate_options, G, traced ? rules::tracing::on : rules::tracing::off> ctx(g, options);
+  if constexpr (traced) ctx.trace = options.trace;
   phase_result result;
   result.counters = rules::apply_rules(table, ctx);
   result.copies_made = ctx.copies_made;
@@ -259,8 +261,8 @@ struct place_method_inputs {
   template <class Policy>
   static constexpr bool compiled_in = true;
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.skip_h2d_for_method_inputs; }
-  template <class G>
-  phase_result run(G& g, const propagate_options& o) const {
+  template <class G, class Options>
+  phase_result run(G& g, const Options& o) const {
     return run_table(place_inputs_table, g, o);
   }
 };
@@ -269,8 +271,8 @@ struct insert_input_copies : for_copy_policy<copy_policy::executorch> {
   static constexpr std::string_view name = "insert-input-copies";
   using requires_ = type_list<capabilities::devices_assigned>;
   using provides = type_list<>;
-  template <class G>
-  phase_result run(G& g, const propagate_options& o) const {
+  template <class G, class Options>
+  phase_result run(G& g, const Options& o) const {
     return run_table(executorch_input_table, g, o);
   }
 };
@@ -279,8 +281,8 @@ struct insert_output_copies : for_copy_policy<copy_policy::executorch> {
   static constexpr std::string_view name = "insert-output-copies";
   using requires_ = type_list<capabilities::devices_assigned>;
   using provides = type_list<capabilities::copies_explicit>;
-  template <class G>
-  phase_result run(G& g, const propagate_options& o) const {
+  template <class G, class Options>
+  phase_result run(G& g, const Options& o) const {
     return run_table(executorch_output_table, g, o);
   }
 };
@@ -289,8 +291,8 @@ struct insert_shared_copies : for_copy_policy<copy_policy::devpass> {
   static constexpr std::string_view name = "insert-shared-copies";
   using requires_ = type_list<capabilities::devices_assigned>;
   using provides = type_list<capabilities::copies_explicit>;
-  template <class G>
-  phase_result run(G& g, const propagate_options& o) const {
+  template <class G, class Options>
+  phase_result run(G& g, const Options& o) const {
     return run_table(devpass_copy_table, g, o);
   }
 };
@@ -302,8 +304,8 @@ struct elide_round_trips {
   template <class Policy>
   static constexpr bool compiled_in = knobs_of<Policy>().elide_round_trips;
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.elide; }
-  template <class G>
-  phase_result run(G& g, const propagate_options& o) const {
+  template <class G, class Options>
+  phase_result run(G& g, const Options& o) const {
     return run_table(elide_table, g, o);
   }
 };
@@ -381,9 +383,10 @@ struct propagate_stats {
   copy_census before, after;
 };
 
-// Runs device propagation with a compile-time Policy and any instrumentation.
-template <class Policy = runtime_propagate_policy, class G = graph, class Instrumentation = pipeline::no_instrumentation>
-propagate_stats propagate_device_with(G& g, const propagate_options& options, Instrumentation&& instrumentation = {}) {
+namespace propagation {
+// Device propagation with a compile-time Policy; Options is propagate_options or traced_options.
+template <class Policy, class G, class Options, class Instrumentation>
+propagate_stats run(G& g, const Options& options, Instrumentation& instrumentation) {
   static_assert(check_graph_model<G>());
   [[maybe_unused]] constexpr propagate_knobs knobs = knobs_of<Policy>();  // a malformed policy fails here, first
   validate(options);
@@ -395,14 +398,14 @@ propagate_stats propagate_device_with(G& g, const propagate_options& options, In
     if (verify_report input = verify_propagation_input(g); !input.ok()) throw std::move(input.problems.front());
   propagate_stats stats;
   stats.before = count_copies(g);
-  propagate_options effective = options;
+  Options effective = options;
   // The devpass insertion never makes a round trip: it copies a device value straight to where it
   // is read (a d2d between devices), and only host readers get a d2h. So on a graph with no copy
   // in it there is nothing to elide, and the elision sweep (10% of the pass on 1M nodes) is
   // skipped. Tested: tests/test_propagate_properties.cpp runs the elision table after such runs.
   if (effective.policy == copy_policy::devpass && stats.before.copies() == 0) effective.elide = false;
-  propagation::census_watch<std::remove_reference_t<Instrumentation>> watch{instrumentation};
-  propagation::phases.template run<Policy>(g, effective, watch);
+  census_watch<Instrumentation> watch{instrumentation};
+  phases.template run<Policy>(g, effective, watch);
   // A pass that removed no node holds what it had plus the copies it made, counted as they were
   // made: no second sweep over the graph (tested against count_copies on every property run).
   if (watch.removed == 0) {
@@ -412,6 +415,24 @@ propagate_stats propagate_device_with(G& g, const propagate_options& options, In
     stats.after = count_copies(g);
   }
   return stats;
+}
+}  // namespace propagation
+
+// Runs device propagation with a compile-time Policy and any instrumentation.
+template <class Policy = runtime_propagate_policy, class G = graph, class Instrumentation = pipeline::no_instrumentation>
+propagate_stats propagate_device_with(G& g, const propagate_options& options, Instrumentation&& instrumentation = {}) {
+  return propagation::run<Policy>(g, options, instrumentation);
+}
+
+// The same, reporting every rule the phases try at each node to `trace` (rules/trace.hpp; null:
+// no reports), as devpass-opt --debug-rules does. A separate entry point because the rules'
+// explanations are code: a TU that calls only propagate_device(_with) does not compile them.
+template <class Policy = runtime_propagate_policy, class G = graph, class Instrumentation = pipeline::no_instrumentation>
+propagate_stats propagate_device_traced(G& g, const propagate_options& options, const rules::rule_trace* trace,
+                                        Instrumentation&& instrumentation = {}) {
+  propagation::traced_options traced{options};
+  traced.trace = trace;
+  return propagation::run<Policy>(g, traced, instrumentation);
 }
 
 // The entry point the tools use: the policy is chosen by options.policy. Any graph model.

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "devpass/graph/concat.hpp"
 #include "devpass/graph/structure.hpp"
 #include "devpass/pattern/capture.hpp"
 
@@ -42,13 +43,13 @@ template <class... Caps>
 std::string cap_names() {
   std::string s;
   std::size_t i = 0;
-  ((s += (i++ ? ", " : "") + std::string(Caps::name())), ...);
+  ((s.append(i++ ? ", " : "").append(Caps::name())), ...);
   return s;
 }
 // "'id' on cuda:0": a captured value and where it lives, for explanations.
 template <class G>
 std::string value_text(const G& g, value_ref v) {
-  return "'" + value_name(g, v) + "' on " + to_string(location_of(g, v));
+  return devpass::concat({"'", value_name(g, v), "' on ", to_string(location_of(g, v))});
 }
 }  // namespace detail
 
@@ -61,14 +62,14 @@ struct value_guard : guard_base<value_guard<Tag, F, Caps...>> {
   bool test(const Ctx& ctx, const Set& caps) const {
     return f(ctx, caps.get(Caps{})...);
   }
-  std::string describe() const { return std::string(Tag.view()) + "(" + detail::cap_names<Caps...>() + ")"; }
+  std::string describe() const { return devpass::concat({Tag.view(), "(", detail::cap_names<Caps...>(), ")"}); }
   // Why it is false, from the same test: each capture's value and where it lives.
   template <class Ctx, class Set>
   std::optional<std::string> explain(const Ctx& ctx, const Set& caps) const {
     if (test(ctx, caps)) return std::nullopt;
     std::string why = describe() + " is false:";
     std::size_t i = 0;
-    ((why += (i++ ? ", " : " ") + std::string(Caps::name()) + " = " + detail::value_text(ctx.g, caps.get(Caps{}))), ...);
+    ((why.append(i++ ? ", " : " ").append(Caps::name()).append(" = ").append(detail::value_text(ctx.g, caps.get(Caps{})))), ...);
     return why;
   }
 };

@@ -16,6 +16,7 @@
 #include <string>
 #include <type_traits>
 
+#include "devpass/graph/concat.hpp"
 #include "devpass/graph/structure.hpp"
 #include "devpass/pattern/capture.hpp"
 #include "devpass/pattern/guards.hpp"
@@ -122,16 +123,15 @@ struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
     }
     if (const op_kind op = role_of(g, v.producer); op != Kind) {
       why.set([&] {
-        return "node '" + display_name(g, v.producer) + "' is " + std::string(to_string(op)) + ", expected " +
-               std::string(to_string(Kind));
+        return devpass::concat({"node '", display_name(g, v.producer), "' is ", to_string(op), ", expected ", to_string(Kind)});
       });
       return false;
     }
     if constexpr (HasOperands) {
       if (const std::uint32_t arity = arity_of(g, v.producer); arity != sizeof...(Operands)) {
         why.set([&] {
-          return "node '" + display_name(g, v.producer) + "' has " + std::to_string(arity) + " operands, expected " +
-                 std::to_string(sizeof...(Operands));
+          return devpass::concat({"node '", display_name(g, v.producer), "' has ", std::to_string(arity), " operands, expected ",
+                         std::to_string(sizeof...(Operands))});
         });
         return false;
       }
@@ -146,7 +146,7 @@ struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
     if constexpr (HasOperands) {
       s += "(";
       std::size_t i = 0;
-      ((s += (i++ ? ", " : "") + Operands::describe()), ...);
+      ((s.append(i++ ? ", " : "").append(Operands::describe())), ...);
       s += ")";
     }
     return s;
@@ -161,14 +161,14 @@ struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
   static bool match_operand(const G& g, vertex consumer, std::uint32_t slot, Caps& caps, Why& why) {
     const auto value = operand(g, consumer, slot);
     if (!value) {
-      why.set([&] { return "operand " + std::to_string(slot) + " of '" + display_name(g, consumer) + "' is not connected"; });
+      why.set([&] { return devpass::concat({"operand ", std::to_string(slot), " of '", display_name(g, consumer), "' is not connected"}); });
       return false;
     }
     if constexpr (std::remove_cvref_t<Why>::wanted) {
       reason inner;
       if (P{}.match(g, *value, caps, inner)) return true;
       why.set([&] {
-        return "operand " + std::to_string(slot) + " of '" + display_name(g, consumer) + "': " + inner.text.value_or("no match");
+        return devpass::concat({"operand ", std::to_string(slot), " of '", display_name(g, consumer), "': ", inner.text.value_or("no match")});
       });
       return false;
     } else {
@@ -186,7 +186,7 @@ struct bound : pattern_base<bound<P, C>> {
     caps.set(C{}, v);
     return true;
   }
-  static std::string describe() { return P::describe() + " as " + std::string(C::name()); }
+  static std::string describe() { return devpass::concat({P::describe(), " as ", C::name()}); }
 };
 
 inline constexpr any_t any{};
@@ -206,7 +206,7 @@ inline constexpr op_t<op_kind::output, false> output{};
 template <class P>
 struct each_output_t : guardable<each_output_t<P>> {
   using binds = typename P::binds;
-  static std::string describe() { return "each_output(" + P::describe() + ")"; }
+  static std::string describe() { return devpass::concat({"each_output(", P::describe(), ")"}); }
 };
 template <class P>
 constexpr each_output_t<P> each_output(P) {
@@ -217,7 +217,7 @@ template <class C, class O>
 struct on_use_t : guardable<on_use_t<C, O>> {
   using binds = concat_t<typename C::binds, typename O::binds>;
   static_assert(unique<binds>::value, "devpass: a capture name is bound twice in one pattern");
-  static std::string describe() { return "on_use(" + C::describe() + ", " + O::describe() + ")"; }
+  static std::string describe() { return devpass::concat({"on_use(", C::describe(), ", ", O::describe(), ")"}); }
 };
 template <class C, class O>
 constexpr on_use_t<C, O> on_use(C, O) {

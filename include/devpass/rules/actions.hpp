@@ -19,6 +19,7 @@
 
 #include <string>
 
+#include "devpass/graph/concat.hpp"
 #include "devpass/graph/structure.hpp"
 #include "devpass/pattern/capture.hpp"
 #include "devpass/rules/context.hpp"
@@ -82,7 +83,7 @@ struct rewire_t : action_base<rewire_t<From, To>> {
     ctx.touch(to.producer);
     ctx.touch(from.producer);
   }
-  static std::string describe() { return "rewire(" + std::string(From::name()) + ", " + std::string(To::name()) + ")"; }
+  static std::string describe() { return devpass::concat({"rewire(", From::name(), ", ", To::name(), ")"}); }
 };
 template <class From, class To>
 constexpr rewire_t<From, To> rewire(From, To) {
@@ -103,7 +104,7 @@ struct erase_t : action_base<erase_t<A, OnlyIfDead>> {
     }
     ctx.remove(v);
   }
-  static std::string describe() { return (OnlyIfDead ? "erase_if_dead(" : "erase(") + std::string(A::name()) + ")"; }
+  static std::string describe() { return devpass::concat({OnlyIfDead ? "erase_if_dead(" : "erase(", A::name(), ")"}); }
 };
 template <class A>
 constexpr erase_t<A, false> erase(A) {
@@ -139,8 +140,7 @@ struct copy_into_use_t : action_base<copy_into_use_t<Kind, Share, X, At>> {
     ctx.touch(x.producer);
   }
   static std::string describe() {
-    return std::string(Share ? "share_copy_into_use<" : "copy_into_use<") + std::string(to_string(Kind)) + ">(" +
-           std::string(X::name()) + ", " + std::string(At::name()) + ")";
+    return devpass::concat({Share ? "share_copy_into_use<" : "copy_into_use<", to_string(Kind), ">(", X::name(), ", ", At::name(), ")"});
   }
 };
 template <op_kind Kind, class X, class At>
@@ -176,7 +176,7 @@ struct copy_after_t : action_base<copy_after_t<Kind, X, Moves>> {
     ctx.touch(x.producer);
   }
   static std::string describe() {
-    return "copy_after<" + std::string(to_string(Kind)) + ">(" + std::string(X::name()) + ", ...)";
+    return devpass::concat({"copy_after<", to_string(Kind), ">(", X::name(), ", ...)"});
   }
 };
 template <op_kind Kind, class X, class Moves>
@@ -197,7 +197,7 @@ struct place_on_t : action_base<place_on_t<X, At>> {
     ctx.touch_uses(x);
     ctx.touch(x.producer);
   }
-  static std::string describe() { return "place_on(" + std::string(X::name()) + ", " + std::string(At::name()) + ")"; }
+  static std::string describe() { return devpass::concat({"place_on(", X::name(), ", ", At::name(), ")"}); }
 };
 template <class X, class At>
 constexpr place_on_t<X, At> place_on(X, At) {
@@ -231,7 +231,7 @@ struct sequence_t : action_base<sequence_t<A, B>> {
     a.apply(ctx, caps);
     b.apply(ctx, caps);
   }
-  std::string describe() const { return a.describe() + ", " + b.describe(); }
+  std::string describe() const { return devpass::concat({a.describe(), ", ", b.describe()}); }
 };
 template <action A, action B>
 constexpr sequence_t<A, B> operator,(A a, B b) {

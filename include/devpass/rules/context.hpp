@@ -71,8 +71,23 @@ class copy_index {
   std::unordered_map<key, vertex, key_hash> copies_;
 };
 
-template <class Options, class Graph = graph>
-struct rewrite_context {
+// Whether a context's driver can report the rules it tries (trace.hpp). The explanations are code
+// for every rule of every table the context runs: a sixth of the code the compiler generates for
+// a TU that runs device propagation (g++ -O2, `scripts/bench compile`), so a context that never
+// traces leaves them out. Only a context with tracing::on has the `trace` member.
+enum class tracing : bool { off, on };
+
+namespace detail {
+template <tracing Tracing>
+struct trace_member {};
+template <>
+struct trace_member<tracing::on> {
+  const rule_trace* trace = nullptr;  // when set, the driver reports every rule it tries (trace.hpp)
+};
+}  // namespace detail
+
+template <class Options, class Graph = graph, tracing Tracing = tracing::on>
+struct rewrite_context : detail::trace_member<Tracing> {
   static_assert(check_graph_model<Graph>());
   using graph_type = Graph;
   rewrite_context(Graph& graph_, const Options& options_) : g(graph_), options(options_), ids(graph_) {}
@@ -84,7 +99,6 @@ struct rewrite_context {
   std::vector<vertex> revisit;  // filled by actions, drained by the driver
   copy_census copies_made;      // the copies add() made
   copy_index copies;            // the copies of each value found or made so far (find_copy)
-  const rule_trace* trace = nullptr;  // when set, the driver reports every rule it tries (trace.hpp)
 
   // A copy of r.source, connected to it (graph_model.hpp, copy_request).
   vertex add_copy(const copy_request& r) {

@@ -206,8 +206,9 @@ bool try_rule(const Rule& r, const Guard& guard, Ctx& ctx, vertex v, operand_cac
         operands.clear();
         return true;
       });
-  if (ctx.trace) [[unlikely]]
-    trace_rule(r, ctx, v, fired);
+  if constexpr (requires { ctx.trace; })  // a context with tracing::off compiles no explanations
+    if (ctx.trace) [[unlikely]]
+      trace_rule(r, ctx, v, fired);
   if (fired) {
     ++ctx.counters.rewrites;
     if (!Rule::shrinks && ++applied > bound) throw_no_fixed_point(r.describe(), applied, bound);

@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "devpass/graph/concat.hpp"
 #include "devpass/pattern/patterns.hpp"
 #include "devpass/rules/actions.hpp"
 
@@ -43,8 +44,8 @@ struct rule {
   [[no_unique_address]] Action action;
 
   [[nodiscard]] std::string describe() const {
-    std::string g = guard.describe();
-    return Root::describe() + (g.empty() ? "" : " [" + g + "]") + " / " + action.describe();
+    const std::string g = guard.describe();
+    return devpass::concat({Root::describe(), g.empty() ? "" : " [", g, g.empty() ? "" : "]", " / ", action.describe()});
   }
 };
 
