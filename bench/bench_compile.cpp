@@ -1,13 +1,15 @@
 // scripts/bench compile — compile time of the DSL, measured by running the compiler:
 //   - a TU that runs the default device-propagation pipeline (both policies, run-time selected),
 //     and the same over a compiler's own IR (examples/own_graph/);
+//   - a TU that calls the pass through its declarations (propagate_device_fwd.hpp), compiled in
+//     another TU;
 //   - what Boost.Hana's reflection of the policy knobs costs a TU that uses it (a driver);
 //   - TUs with a rule table of 10, 50, 100 and 200 distinct rules applied by the driver, and the
 //     cost of each added rule between those sizes (equal figures: the growth is linear);
 //   - a TU that only includes the graph model, for reference.
 // Each TU is compiled with the project's C++ compiler at -O2 -c; the best of 3 runs is reported.
 // `bench_compile --write DIR` only writes the TUs to DIR (graph_only.cpp, pipeline.cpp,
-// rules_<n>.cpp), to time or profile them by hand (-ftime-report, clang's -ftime-trace).
+// declared_pipeline.cpp, rules_<n>.cpp), to time or profile them by hand (-ftime-report, clang's -ftime-trace).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +61,14 @@ const char* const own_graph_pipeline_tu =
     "std::size_t run(mycc::ir_graph& g, const devpass::propagate_options& o) {\n"
     "  return devpass::propagate_device(g, o).after.copies(); }\n";
 
+// The same call in a TU that only declares the pass (passes/propagate_device_fwd.hpp) while one
+// other TU of the program compiles it (DEVPASS_INSTANTIATE_PROPAGATE_DEVICE): what every TU of a
+// compiler but that one pays to call it.
+const char* const declared_pipeline_tu =
+    "#include <devpass/passes/propagate_device_fwd.hpp>\n"
+    "std::size_t run(devpass::graph& g, const devpass::propagate_options& o) {\n"
+    "  return devpass::propagate_device(g, o).after.copies(); }\n";
+
 // What Boost.Hana costs where devpass uses it (passes/policy_reflection.hpp, for drivers): the
 // propagation header with one use of its options, without and with the reflected knobs printed.
 const char* const options_only_tu =
@@ -99,6 +109,7 @@ int main(int argc, char** argv) {
     std::ofstream(out / "graph_only.cpp") << graph_only_tu;
     std::ofstream(out / "pipeline.cpp") << pipeline_tu;
     std::ofstream(out / "own_graph_pipeline.cpp") << own_graph_pipeline_tu;
+    std::ofstream(out / "declared_pipeline.cpp") << declared_pipeline_tu;
     std::ofstream(out / "options_only.cpp") << options_only_tu;
     std::ofstream(out / "policy_reflection.cpp") << policy_reflection_tu;
     for (const int n : rule_counts) std::ofstream(out / ("rules_" + std::to_string(n) + ".cpp")) << rules_tu(n);
@@ -114,6 +125,7 @@ int main(int argc, char** argv) {
   emit("graph_model_only_seconds", graph_only, "s");
   emit("default_pipeline_seconds", compile_seconds(dir, "pipeline", pipeline_tu), "s");
   emit("own_graph_pipeline_seconds", compile_seconds(dir, "own_graph_pipeline", own_graph_pipeline_tu), "s");
+  emit("declared_pipeline_seconds", compile_seconds(dir, "declared_pipeline", declared_pipeline_tu), "s");
   const double options_only = compile_seconds(dir, "options_only", options_only_tu);
   const double reflected = compile_seconds(dir, "policy_reflection", policy_reflection_tu);
   emit("propagate_options_only_seconds", options_only, "s");

@@ -15,7 +15,6 @@
 #pragma once
 
 #include <algorithm>
-#include <concepts>
 #include <string>
 #include <vector>
 
@@ -24,68 +23,13 @@
 #include "devpass/graph/graph.hpp"
 #include "devpass/graph/verify.hpp"
 #include "devpass/passes/capabilities.hpp"
+#include "devpass/passes/propagate_device_fwd.hpp"
+#include "devpass/passes/propagate_options.hpp"
 #include "devpass/pipeline/pipeline.hpp"
 #include "devpass/rules.hpp"
 #include "devpass/rules/trace.hpp"
 
 namespace devpass {
-
-enum class copy_policy { executorch, devpass };
-
-struct propagate_options {
-  copy_policy policy = copy_policy::devpass;
-  bool enable_non_cpu_memory_planning = true;
-  bool skip_h2d_for_method_inputs = false;
-  bool skip_d2h_for_method_outputs = false;
-  bool elide = true;
-};
-
-// A compile-time policy's knobs: which phases are compiled in. One struct, so a knob is named
-// once, a misspelt knob is a compile error naming it (a designated initializer of a member that
-// does not exist), and tools enumerate the knobs (policy_reflection.hpp, with Boost.Hana).
-struct propagate_knobs {
-  bool share_copies = true;       // the devpass copy sharing (else ExecuTorch's)
-  bool elide_round_trips = true;  // false drops the elision phase at compile time
-  bool runtime_selected = false;  // true: every phase compiled in, options choose
-  friend constexpr bool operator==(const propagate_knobs&, const propagate_knobs&) = default;
-};
-
-// A compile-time policy is a type with `static constexpr propagate_knobs knobs`, saying what
-// differs from the defaults:
-//   struct my_policy { static constexpr devpass::propagate_knobs knobs{.elide_round_trips = false}; };
-// or, from a value, policy_of<propagate_knobs{...}>. A user's own phases may read more members of
-// their policy type (their own knobs).
-struct propagate_policy {
-  static constexpr propagate_knobs knobs{};
-};
-struct executorch_propagate_policy {
-  static constexpr propagate_knobs knobs{.share_copies = false};
-};
-// What the command line uses: the policy is an option.
-struct runtime_propagate_policy {
-  static constexpr propagate_knobs knobs{.runtime_selected = true};
-};
-template <propagate_knobs Knobs>
-struct policy_of {
-  static constexpr propagate_knobs knobs = Knobs;
-};
-
-// The knobs of policy type Policy, checked: a policy that sets a knob the old way, as a static
-// member of its own, would have it silently ignored, so it does not compile.
-template <class Policy>
-consteval propagate_knobs knobs_of() {
-  constexpr bool knobs_as_static_members =
-      requires { Policy::share_copies; } || requires { Policy::elide_round_trips; } || requires { Policy::runtime_selected; };
-  static_assert(!knobs_as_static_members,
-                "devpass: a policy sets its knobs in `static constexpr propagate_knobs knobs{...}`, not as static "
-                "members (share_copies, elide_round_trips, runtime_selected)");
-  constexpr bool has_knobs = requires {
-    { Policy::knobs } -> std::convertible_to<propagate_knobs>;
-  };
-  static_assert(has_knobs, "devpass: a propagation policy needs `static constexpr devpass::propagate_knobs knobs{...}`");
-  if constexpr (has_knobs) return Policy::knobs;
-  else return {};
-}
 
 namespace propagation {
 
@@ -371,18 +315,6 @@ inline constexpr auto phases = pipeline::make_pipeline(tag_delegate_devices{}, p
 
 }  // namespace propagation
 
-// Throws config_error for option combinations that cannot work.
-inline void validate(const propagate_options& o) {
-  if (!o.enable_non_cpu_memory_planning && (o.skip_h2d_for_method_inputs || o.skip_d2h_for_method_outputs))
-    throw config_error(
-        "skip_h2d_for_method_inputs and skip_d2h_for_method_outputs need enable_non_cpu_memory_planning "
-        "(without it no copies are inserted, so there is nothing to skip)");
-}
-
-struct propagate_stats {
-  copy_census before, after;
-};
-
 namespace propagation {
 // Device propagation with a compile-time Policy; Options is propagate_options or traced_options.
 template <class Policy, class G, class Options, class Instrumentation>
@@ -418,26 +350,22 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
 }
 }  // namespace propagation
 
-// Runs device propagation with a compile-time Policy and any instrumentation.
-template <class Policy = runtime_propagate_policy, class G = graph, class Instrumentation = pipeline::no_instrumentation>
-propagate_stats propagate_device_with(G& g, const propagate_options& options, Instrumentation&& instrumentation = {}) {
+// The entry points, declared with their defaults in propagate_device_fwd.hpp.
+template <class Policy, class G, class Instrumentation>
+propagate_stats propagate_device_with(G& g, const propagate_options& options, Instrumentation&& instrumentation) {
   return propagation::run<Policy>(g, options, instrumentation);
 }
 
-// The same, reporting every rule the phases try at each node to `trace` (rules/trace.hpp; null:
-// no reports), as devpass-opt --debug-rules does. A separate entry point because the rules'
-// explanations are code: a TU that calls only propagate_device(_with) does not compile them.
-template <class Policy = runtime_propagate_policy, class G = graph, class Instrumentation = pipeline::no_instrumentation>
+template <class Policy, class G, class Instrumentation>
 propagate_stats propagate_device_traced(G& g, const propagate_options& options, const rules::rule_trace* trace,
-                                        Instrumentation&& instrumentation = {}) {
+                                        Instrumentation&& instrumentation) {
   propagation::traced_options traced{options};
   traced.trace = trace;
   return propagation::run<Policy>(g, traced, instrumentation);
 }
 
-// The entry point the tools use: the policy is chosen by options.policy. Any graph model.
 template <class G>
-propagate_stats propagate_device(G& g, const propagate_options& options = {}) {
+propagate_stats propagate_device(G& g, const propagate_options& options) {
   return propagate_device_with<runtime_propagate_policy>(g, options);
 }
 

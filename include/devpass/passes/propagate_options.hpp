@@ -1,0 +1,83 @@
+// devpass/passes/propagate_options.hpp — what device propagation is asked to do: the run-time
+// options (propagate_options), the compile-time policies and their knobs (propagate_knobs), and
+// what a run reports (propagate_stats). Kept apart from the pass (propagate_device.hpp) so that a
+// TU can name them, and call the pass through propagate_device_fwd.hpp, without compiling it.
+#pragma once
+
+#include <concepts>
+
+#include "devpass/graph/copy_census.hpp"
+#include "devpass/graph/error.hpp"
+
+namespace devpass {
+
+enum class copy_policy { executorch, devpass };
+
+struct propagate_options {
+  copy_policy policy = copy_policy::devpass;
+  bool enable_non_cpu_memory_planning = true;
+  bool skip_h2d_for_method_inputs = false;
+  bool skip_d2h_for_method_outputs = false;
+  bool elide = true;
+};
+
+// A compile-time policy's knobs: which phases are compiled in. One struct, so a knob is named
+// once, a misspelt knob is a compile error naming it (a designated initializer of a member that
+// does not exist), and tools enumerate the knobs (policy_reflection.hpp, with Boost.Hana).
+struct propagate_knobs {
+  bool share_copies = true;       // the devpass copy sharing (else ExecuTorch's)
+  bool elide_round_trips = true;  // false drops the elision phase at compile time
+  bool runtime_selected = false;  // true: every phase compiled in, options choose
+  friend constexpr bool operator==(const propagate_knobs&, const propagate_knobs&) = default;
+};
+
+// A compile-time policy is a type with `static constexpr propagate_knobs knobs`, saying what
+// differs from the defaults:
+//   struct my_policy { static constexpr devpass::propagate_knobs knobs{.elide_round_trips = false}; };
+// or, from a value, policy_of<propagate_knobs{...}>. A user's own phases may read more members of
+// their policy type (their own knobs).
+struct propagate_policy {
+  static constexpr propagate_knobs knobs{};
+};
+struct executorch_propagate_policy {
+  static constexpr propagate_knobs knobs{.share_copies = false};
+};
+// What the command line uses: the policy is an option.
+struct runtime_propagate_policy {
+  static constexpr propagate_knobs knobs{.runtime_selected = true};
+};
+template <propagate_knobs Knobs>
+struct policy_of {
+  static constexpr propagate_knobs knobs = Knobs;
+};
+
+// The knobs of policy type Policy, checked: a policy that sets a knob the old way, as a static
+// member of its own, would have it silently ignored, so it does not compile.
+template <class Policy>
+consteval propagate_knobs knobs_of() {
+  constexpr bool knobs_as_static_members =
+      requires { Policy::share_copies; } || requires { Policy::elide_round_trips; } || requires { Policy::runtime_selected; };
+  static_assert(!knobs_as_static_members,
+                "devpass: a policy sets its knobs in `static constexpr propagate_knobs knobs{...}`, not as static "
+                "members (share_copies, elide_round_trips, runtime_selected)");
+  constexpr bool has_knobs = requires {
+    { Policy::knobs } -> std::convertible_to<propagate_knobs>;
+  };
+  static_assert(has_knobs, "devpass: a propagation policy needs `static constexpr devpass::propagate_knobs knobs{...}`");
+  if constexpr (has_knobs) return Policy::knobs;
+  else return {};
+}
+
+// Throws config_error for option combinations that cannot work.
+inline void validate(const propagate_options& o) {
+  if (!o.enable_non_cpu_memory_planning && (o.skip_h2d_for_method_inputs || o.skip_d2h_for_method_outputs))
+    throw config_error(
+        "skip_h2d_for_method_inputs and skip_d2h_for_method_outputs need enable_non_cpu_memory_planning "
+        "(without it no copies are inserted, so there is nothing to skip)");
+}
+
+struct propagate_stats {
+  copy_census before, after;
+};
+
+}  // namespace devpass
