@@ -229,45 +229,64 @@ template <class G>
 // the vertex and edge indexes stored in the edges and in every node's lists, then slides the
 // live nodes and edges down (rebuilding a second graph instead costs an allocation per node and
 // per edge). A model's vertex property moves with its vertex.
+// Passes append what they add, so erased nodes and dead edges usually lie past a long prefix
+// that keeps its numbers (the input graph): the renumbering tables cover only what follows the
+// first erased node and the first dead edge, a node before it stays where it is, and a list entry
+// is rewritten only when it refers past either. At 1M nodes the executorch policy's elision
+// erases 1.4M of 2.9M nodes, all of them copies: this compaction took 0.27 s there with
+// whole-graph tables and every entry rewritten, 0.20-0.22 s now (the rest is mostly reading each
+// live node's lists, a cache miss each, and freeing the erased nodes' lists). Marking the lists
+// to rewrite from the edge vector instead of reading them all was slower (0.28-0.32 s).
 template <class G>
 void compact(G& g) {
-  if (!has_erased_nodes(g)) return;  // dead edges come only from erased nodes
   const std::size_t n = boost::num_vertices(g);
-  std::vector<vertex> renumber(n, dead_vertex);
-  vertex next = 0;
-  for (vertex v = 0; v < n; ++v)
-    if (!is_erased(g, v)) renumber[v] = next++;
+  vertex first = 0;  // the first erased node; every node before it keeps its number
+  while (first < n && !is_erased(g, first)) ++first;
+  if (first == n) return;  // dead edges come only from erased nodes
+  std::vector<vertex> renumber(n - first, dead_vertex);  // of nodes first.. (dead_vertex: erased)
+  vertex next = first;
+  for (vertex v = first; v < n; ++v)
+    if (!is_erased(g, v)) renumber[v - first] = next++;
   const std::size_t edge_count = g.m_edges.size();
-  std::vector<std::size_t> edge_renumber(edge_count, 0);
-  std::size_t next_edge = 0;
-  for (std::size_t i = 0; i < edge_count; ++i)
-    if (g.m_edges[i].m_source != dead_vertex) edge_renumber[i] = next_edge++;
+  std::size_t first_dead = 0;  // the first dead edge; every edge before it keeps its index
+  while (first_dead < edge_count && g.m_edges[first_dead].m_source != dead_vertex) ++first_dead;
+  std::vector<std::size_t> edge_renumber(edge_count - first_dead, 0);  // of edges first_dead..
+  std::size_t next_edge = first_dead;
+  for (std::size_t i = first_dead; i < edge_count; ++i)
+    if (g.m_edges[i].m_source != dead_vertex) edge_renumber[i - first_dead] = next_edge++;
+  const auto new_vertex = [&](vertex v) { return v < first ? v : renumber[v - first]; };
   // The node lists first: an entry's old edge index is read through the edge vector, which must
   // not have moved yet.
   const auto edges_begin = g.m_edges.begin();
   using stored_edge = typename std::remove_cvref_t<decltype(g.m_vertices.front().m_out_edges)>::value_type;
-  const auto renumbered = [&](const stored_edge& e) {
-    const auto old_index = static_cast<std::size_t>(e.get_iter() - edges_begin);
-    return stored_edge(renumber[e.get_target()], edges_begin + static_cast<std::ptrdiff_t>(edge_renumber[old_index]), &g.m_edges);
+  const auto renumber_list = [&](auto& list) {
+    for (auto& e : list) {
+      const auto old_index = static_cast<std::size_t>(e.get_iter() - edges_begin);
+      if (e.get_target() < first && old_index < first_dead) continue;  // refers to nothing that moves
+      const std::size_t index = old_index < first_dead ? old_index : edge_renumber[old_index - first_dead];
+      e = stored_edge(new_vertex(e.get_target()), edges_begin + static_cast<std::ptrdiff_t>(index), &g.m_edges);
+    }
   };
   next = 0;
   for (vertex v = 0; v < n; ++v) {
-    if (renumber[v] == dead_vertex) continue;
+    if (v >= first && renumber[v - first] == dead_vertex) continue;
     auto& stored = g.m_vertices[v];
-    for (auto& out : stored.m_out_edges) out = renumbered(out);
-    for (auto& in : stored.m_in_edges) in = renumbered(in);
+    renumber_list(stored.m_out_edges);
+    renumber_list(stored.m_in_edges);
     if (next != v) g.m_vertices[next] = std::move(stored);
     ++next;
   }
   g.m_vertices.erase(g.m_vertices.begin() + static_cast<std::ptrdiff_t>(next), g.m_vertices.end());
-  next_edge = 0;
+  next_edge = first_dead;
   for (std::size_t i = 0; i < edge_count; ++i) {
     auto& e = g.m_edges[i];
     if (e.m_source == dead_vertex) continue;
-    e.m_source = renumber[e.m_source];
-    e.m_target = renumber[e.m_target];
-    if (next_edge != i) g.m_edges[next_edge] = std::move(e);
-    ++next_edge;
+    e.m_source = new_vertex(e.m_source);
+    e.m_target = new_vertex(e.m_target);
+    if (i >= first_dead) {
+      if (next_edge != i) g.m_edges[next_edge] = std::move(e);
+      ++next_edge;
+    }
   }
   g.m_edges.erase(g.m_edges.begin() + static_cast<std::ptrdiff_t>(next_edge), g.m_edges.end());
 }
