@@ -169,6 +169,14 @@ void check_reads(verify_report& r, const G& g, vertex v, std::vector<std::pair<s
     report_bad_reads(r, display_name(g, v), bad_reads);
 }
 
+// verify_propagation_input's checks of one live node v (propagate_device runs them in the sweep
+// that also counts the copies).
+template <class G>
+void check_propagation_input(verify_report& r, const G& g, vertex v, std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
+  check_produced_devices(r, g, v);
+  if (const op_kind op = role_of(g, v); op == op_kind::d2h_copy || op == op_kind::d2d_copy) check_reads(r, g, v, bad_reads);
+}
+
 // True when the live nodes have a cycle: Kahn's algorithm, ready nodes on a stack.
 [[nodiscard]] inline bool has_cycle(const graph& g) {
   const std::size_t n = boost::num_vertices(g);
@@ -208,11 +216,8 @@ template <class G>
 [[nodiscard]] verify_report verify_propagation_input(const G& g) {
   verify_report r;
   std::vector<std::pair<std::uint32_t, std::string>> bad_reads;
-  for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v) {
-    if (is_erased(g, v)) continue;
-    detail::check_produced_devices(r, g, v);
-    if (const op_kind op = role_of(g, v); op == op_kind::d2h_copy || op == op_kind::d2d_copy) detail::check_reads(r, g, v, bad_reads);
-  }
+  for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v)
+    if (!is_erased(g, v)) detail::check_propagation_input(r, g, v, bad_reads);
   return r;
 }
 
