@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "devpass/graph/concat.hpp"
 #include "devpass/graph/graph.hpp"
 
 namespace devpass {
@@ -116,24 +117,20 @@ class first_id_index {
 // and composing them inline put a chain of string temporaries into every model's instantiation.
 [[gnu::cold, gnu::noinline]] inline void report_produced_device(verify_report& r, const std::string& node, std::uint32_t k,
                                                                 op_kind op, device produced, device marked) {
-  report(r, node, "outputs[" + std::to_string(k) + "]",
-         "a " + std::string(to_string(op)) + " produces on " + to_string(produced) + " but the value is marked on " +
-             to_string(marked));
+  report(r, node, concat({"outputs[", std::to_string(k), "]"}),
+         concat({"a ", to_string(op), " produces on ", to_string(produced), " but the value is marked on ", to_string(marked)}));
 }
 [[gnu::cold, gnu::noinline]] inline std::string wrong_read(const std::string& value, device at, op_kind op, device runs_on,
                                                           std::optional<device> wanted) {
-  if (wanted)
-    return "reads '" + value + "' on " + to_string(at) + " but a " + std::string(to_string(op)) + " reads on " +
-           to_string(*wanted);
-  return "reads '" + value + "' on " + to_string(at) + " but a d2d_copy to " + to_string(runs_on) +
-         " reads from another device";
+  if (wanted) return concat({"reads '", value, "' on ", to_string(at), " but a ", to_string(op), " reads on ", to_string(*wanted)});
+  return concat({"reads '", value, "' on ", to_string(at), " but a d2d_copy to ", to_string(runs_on), " reads from another device"});
 }
 // Reports bad_reads (slot, text) in slot order. Few: a node has a handful of operands.
 [[gnu::cold, gnu::noinline]] inline void report_bad_reads(verify_report& r, const std::string& node,
                                                           std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
   for (std::size_t i = 1; i < bad_reads.size(); ++i)  // insertion sort: no std::sort instantiation
     for (std::size_t j = i; j > 0 && bad_reads[j] < bad_reads[j - 1]; --j) std::swap(bad_reads[j], bad_reads[j - 1]);
-  for (auto& [slot, text] : bad_reads) report(r, node, "inputs[" + std::to_string(slot) + "]", std::move(text));
+  for (auto& [slot, text] : bad_reads) report(r, node, concat({"inputs[", std::to_string(slot), "]"}), std::move(text));
 }
 
 // A value whose producer fixes where it lives (a delegate, a call, a copy) must not be marked

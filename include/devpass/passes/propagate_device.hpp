@@ -14,7 +14,6 @@
 // runs: no copies; delegate inputs and outputs are tagged with the delegate's device.
 #pragma once
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -86,10 +85,9 @@ inline constexpr auto executorch_copies_in = satisfies(
 // file order (uses() sorts them). Out of line: the message is built once, not in every rule.
 template <class G>
 [[noreturn, gnu::cold, gnu::noinline]] void refuse_shared_method_input(const G& g, value_ref input, const std::vector<use>& readers) {
-  std::string names;
-  for (const use u : readers) names.append(names.empty() ? "'" : ", '").append(display_name(g, u.consumer)).append("'");
-  throw graph_error("", display_name(g, input.producer), "consumers",
-                    "skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), this one has " + names);
+  std::string problem = "skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), this one has ";
+  for (std::size_t i = 0; i < readers.size(); ++i) problem.append(i ? ", '" : "'").append(display_name(g, readers[i].consumer)).append("'");
+  throw graph_error("", display_name(g, input.producer), "consumers", std::move(problem));
 }
 
 inline void place_input(const auto& ctx, value_ref input, value_ref consumer) {
@@ -325,9 +323,9 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   // Its result always passes the device verifier, given what verify_propagation_input checks: a
   // mark that contradicts its producer (e.g. left by a legacy-mode run) would send copies the wrong
   // way or never converge, and a copy the file holds that reads from the wrong device stays wrong.
-  // Refused, naming node and field, before anything changes.
-  // One sweep checks that and counts the copies before the pass (two sweeps read every vertex
-  // twice: a few percent of the devpass policy's run on a lean IR of 1M nodes).
+  // Refused, naming node and field, before anything changes. The same sweep counts the copies
+  // before the pass (a second sweep read every vertex again: a few percent of the devpass
+  // policy's run on a lean IR of 1M nodes).
   propagate_stats stats;
   verify_report input;
   std::vector<std::pair<std::uint32_t, std::string>> bad_reads;
