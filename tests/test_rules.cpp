@@ -161,6 +161,18 @@ TEST_CASE("driver: a rule that never reaches a fixed point hits the bound and is
   }
 }
 
+TEST_CASE("driver: without tracing, a rule that never reaches a fixed point is named by its place in the table") {
+  // tracing::off compiles no rule descriptions (device propagation's contexts): the error says
+  // which rule of the table it was instead, and that a traced context names it as written.
+  chain s;
+  rules::rewrite_context<no_options, graph, rules::tracing::off> ctx(s.g, {});
+  const auto forever = make_table(d2h_copy.as(d)[unused(d)] / erase(d), call.as(c) / apply([](auto&, value_ref) {}, c));
+  CHECK_THROWS_WITH_AS(apply_rules(forever, ctx, {.bound = 50}),
+                       "rule 2 (of 2 in its table) was applied 51 times without reaching a fixed point (bound 50); a context "
+                       "with rules::tracing::on names it as written",
+                       rules::rewrite_error);
+}
+
 TEST_CASE("driver: shrinking rules run to a fixed point without a bound") {
   // A chain of 200 dead d2h copies hanging off k: each erase frees the next.
   chain s;

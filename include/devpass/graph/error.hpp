@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "devpass/graph/concat.hpp"
+
 namespace devpass {
 
 class graph_error : public std::runtime_error {
@@ -22,11 +24,8 @@ class graph_error : public std::runtime_error {
  private:
   static std::string compose(const std::string& file, const std::string& node, const std::string& field,
                              const std::string& problem) {
-    std::string m;
-    if (!file.empty()) m += file + ": ";
-    if (!node.empty()) m += "node '" + node + "': ";
-    if (!field.empty()) m += field + ": ";
-    return m + problem;
+    return concat({file, file.empty() ? "" : ": ", node.empty() ? "" : "node '", node, node.empty() ? "" : "': ", field,
+                   field.empty() ? "" : ": ", problem});
   }
   std::string file_, node_, field_, problem_;
 };

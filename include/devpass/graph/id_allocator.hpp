@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "devpass/graph/concat.hpp"
 #include "devpass/graph/graph.hpp"
 
 namespace devpass {
@@ -44,27 +45,14 @@ class id_allocator {
     prepare(candidate);
     // One probe: remember the candidate, or learn that an id with its hash was issued or found
     // before; only then compare against the graph (a real collision, or a hash collision).
-    if (!remember(hash_of(candidate)) && taken(candidate)) {
-      const std::string base = candidate;
-      for (std::size_t k = 2;; ++k) {
-        candidate = base + "#" + std::to_string(k);
-        prepare(candidate);
-        if (remember(hash_of(candidate)) || !taken(candidate)) break;
-      }
-    }
+    if (!remember(hash_of(candidate)) && taken(candidate)) return renumber(candidate);
     return candidate;
   }
 
   // See the header comment for what `candidate` must look like.
   [[nodiscard]] std::string make_derived(vertex base, std::string candidate) {
     if (!usable(base, candidate)) return make(std::move(candidate));
-    if (clashes(base, candidate) && taken(candidate)) {
-      const std::string original = candidate;
-      for (std::size_t k = 2;; ++k) {
-        candidate = original + "#" + std::to_string(k);
-        if (!clashes(base, candidate) || !taken(candidate)) break;
-      }
-    }
+    if (clashes(base, candidate) && taken(candidate)) candidate = renumber_derived(base, candidate);
     record(base, hash_of(candidate));
     return candidate;
   }
@@ -79,6 +67,24 @@ class id_allocator {
     std::uint64_t hash;
     std::uint32_t next;  // 1 + index of the base's previous entry; 0: none
   };
+
+  // The collisions: "#2", "#3"... appended until the id is free. Out of line and cold: they
+  // happen only when a graph already holds the id a pass would give, and the string building
+  // would otherwise be inlined into every caller.
+  [[gnu::cold, gnu::noinline]] std::string renumber(const std::string& base) {
+    for (std::size_t k = 2;; ++k) {
+      std::string candidate = numbered(base, k);
+      prepare(candidate);
+      if (remember(hash_of(candidate)) || !taken(candidate)) return candidate;
+    }
+  }
+  [[gnu::cold, gnu::noinline]] std::string renumber_derived(vertex base, const std::string& original) {
+    for (std::size_t k = 2;; ++k) {
+      std::string candidate = numbered(original, k);
+      if (!clashes(base, candidate) || !taken(candidate)) return candidate;
+    }
+  }
+  static std::string numbered(std::string_view base, std::size_t k) { return concat({base, "#", std::to_string(k)}); }
 
   static std::uint64_t hash_of(std::string_view id) { return std::hash<std::string_view>{}(id) | 1; }
   static std::string_view suffix_of(std::string_view id) {

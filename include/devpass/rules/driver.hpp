@@ -12,10 +12,12 @@
 // Captures are written to a scratch set and the rule only sees them once its whole pattern
 // matched. Each rule is tried by a function of that rule's types alone (detail::try_rule), which
 // the optimiser may inline in tables of up to 16 rules and which larger tables call: compile time
-// grows linearly with the number of rules (docs/performance.md).
+// grows linearly with the number of rules (docs/performance.md). The sweep itself is one function
+// per graph model (detail::sweep), shared by every table, which hands it its visit.
 // Termination: a shrinking rule removes a node each time; every other rule may be applied at most
 // `bound` times in all (default: 4 * (nodes + edges) + 64 of the input graph). Reaching the bound
-// throws rewrite_error naming the rule: never a silent stop. Erased nodes are compacted at the end
+// throws rewrite_error naming the rule (as written; by its place in the table from a context
+// with tracing::off): never a silent stop. Erased nodes are compacted at the end
 // (when the sweep met one or an action removed one through ctx.remove, as erase does).
 #pragma once
 
@@ -28,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "devpass/graph/concat.hpp"
 #include "devpass/rules/context.hpp"
 #include "devpass/rules/trace.hpp"
 #include "devpass/rules/guard_split.hpp"
@@ -168,8 +171,18 @@ template <class Rule>
 using split_guard_of = decltype(split_rule_guard(std::declval<const Rule&>()));
 
 [[noreturn, gnu::cold]] inline void throw_no_fixed_point(const std::string& rule, std::size_t applied, std::size_t bound) {
-  throw rewrite_error("rule `" + rule + "` was applied " + std::to_string(applied) +
-                      " times without reaching a fixed point (bound " + std::to_string(bound) + ")");
+  throw rewrite_error(devpass::concat({"rule `", rule, "` was applied ", std::to_string(applied),
+                                       " times without reaching a fixed point (bound ", std::to_string(bound), ")"}));
+}
+// The same from a context with tracing::off, which compiles no description of its rules (a rule's
+// describe() was a tenth of the code of a TU running device propagation): the rule is named by
+// its place in the table.
+[[noreturn, gnu::cold]] inline void throw_no_fixed_point_untraced(std::size_t index, std::size_t rules,
+                                                                  std::size_t applied, std::size_t bound) {
+  throw rewrite_error(devpass::concat({"rule ", std::to_string(index + 1), " (of ", std::to_string(rules),
+                                       " in its table) was applied ", std::to_string(applied),
+                                       " times without reaching a fixed point (bound ", std::to_string(bound),
+                                       "); a context with rules::tracing::on names it as written"}));
 }
 
 // Reports rule `r` at node v to ctx.trace (trace.hpp), after the driver tried it. A rule that
@@ -190,13 +203,14 @@ template <class Rule, class Ctx>
       r.guard, ctx, v, [&](std::string_view site, std::string_view why) { trace.report(trace.user, text, node, site, why); });
 }
 
-// Tries rule `r`, its guard split into `guard`, at every site of v; true when it was applied.
+// Tries rule `r` (rule `index` of a table of `rules`), its guard split into `guard`, at every site
+// of v; true when it was applied.
 // A function of this rule's types only, not a lambda in apply_rules: a lambda there is named
 // after the whole table, so N rules made N functions whose names are O(N) long, O(N^2) to
 // mangle, emit and link (g++ -O2, 200 rules: a 12 MB object file, nearly all symbol names).
 template <class Rule, class Guard, class Ctx>
 bool try_rule(const Rule& r, const Guard& guard, Ctx& ctx, vertex v, operand_cache& operands, std::size_t& applied,
-              std::size_t bound) {
+              std::size_t bound, std::size_t index, std::size_t rules) {
   using caps_t = pattern::capture_set<typename Rule::binds>;
   const bool fired = sites<typename Rule::root_type>::template each<caps_t>(
       ctx.g, v, ctx.counters.matches_tried, operands, [&](const caps_t& caps) { return guard.early.test(ctx, caps); },
@@ -206,20 +220,25 @@ bool try_rule(const Rule& r, const Guard& guard, Ctx& ctx, vertex v, operand_cac
         operands.clear();
         return true;
       });
-  if constexpr (requires { ctx.trace; })  // a context with tracing::off compiles no explanations
+  constexpr bool traced = requires { ctx.trace; };  // a context with tracing::off compiles no explanations
+  if constexpr (traced)
     if (ctx.trace) [[unlikely]]
       trace_rule(r, ctx, v, fired);
   if (fired) {
     ++ctx.counters.rewrites;
-    if (!Rule::shrinks && ++applied > bound) throw_no_fixed_point(r.describe(), applied, bound);
+    if (!Rule::shrinks && ++applied > bound) {
+      if constexpr (traced) throw_no_fixed_point(r.describe(), applied, bound);
+      else throw_no_fixed_point_untraced(index, rules, applied, bound);
+    }
   }
   return fired;
 }
 // The same, never inlined: for tables of more than inline_rules_max rules.
 template <class Rule, class Guard, class Ctx>
 [[gnu::noinline]] bool try_rule_out_of_line(const Rule& r, const Guard& guard, Ctx& ctx, vertex v, operand_cache& operands,
-                                            std::size_t& applied, std::size_t bound) {
-  return try_rule(r, guard, ctx, v, operands, applied, bound);
+                                            std::size_t& applied, std::size_t bound, std::size_t index,
+                                            std::size_t rules) {
+  return try_rule(r, guard, ctx, v, operands, applied, bound, index, rules);
 }
 // Up to this many rules, a table's rules may be inlined into the driver loop (the propagation
 // tables have 1 to 3). A larger table calls one function per rule: inlined, its N rules make one
@@ -234,63 +253,35 @@ struct apply_options {
   bool compact_at_end = true;
 };
 
-// Applies `table` to ctx.g until no rule matches. Returns the counters of this run (also added
-// to ctx.counters).
-template <class... Rules, class Ctx>
-rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_options options = {}) {
-  auto& g = ctx.g;
-  static_assert(check_graph_model<std::remove_reference_t<decltype(g)>>());
-  const rewrite_counters before = ctx.counters;
-  const std::size_t bound = options.bound ? options.bound : 4 * (boost::num_vertices(g) + boost::num_edges(g)) + 64;
-  std::array<std::size_t, sizeof...(Rules)> applied{};
-
-  // The sweep covers the nodes there at the start, in vertex order. queued[v]: v waits for the
-  // sweep or on `soon`.
+namespace detail {
+// The sweep every table runs, apart from how a node is tried: `visit(v)` tries the table at v
+// once and is true when a rule was applied; the rule's action left the nodes it touched in
+// `revisit`. A function of the graph model alone, so a program's tables share one instantiation
+// of it (a copy per table was 2-3 KB of code each, a fifth of what apply_rules compiles into); a
+// table calls into it with its own visit, one indirect call per node visited.
+// The sweep covers the nodes there at the start, in vertex order. Returns true when it met an
+// erased node.
+template <class G>
+bool sweep(G& g, std::vector<vertex>& revisit, bool (*visit)(void*, vertex), void* table_state) {
   const std::size_t swept = boost::num_vertices(g);
-  std::vector<char> queued(swept, 1);
-  bool tombstones = false;  // erased nodes seen or made: compact() has work
-
-  // Every rule's guard, split once for the whole run (guard_split.hpp). Rule I and its split
-  // guard are element I of a flat tuple (rule.hpp): O(1) per rule to instantiate.
-  using guards_t = detail::flat_tuple<detail::split_guard_of<Rules>...>;
-  const guards_t guards = [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return guards_t{{detail::split_rule_guard(detail::element<I, Rules>(table.rules))}...};
-  }(std::index_sequence_for<Rules...>{});
-
-  detail::operand_cache operands;
-  // Tries the table at v once, rules in order; true when a rule was applied.
-  const auto visit = [&](vertex v) {
-    operands.clear();
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      using detail::element;
-      if constexpr (sizeof...(Rules) <= detail::inline_rules_max)
-        return (detail::try_rule(element<I, Rules>(table.rules), element<I, detail::split_guard_of<Rules>>(guards), ctx, v,
-                                 operands, applied[I], bound) ||
-                ...);
-      else
-        return (detail::try_rule_out_of_line(element<I, Rules>(table.rules),
-                                             element<I, detail::split_guard_of<Rules>>(guards), ctx, v, operands,
-                                             applied[I], bound) ||
-                ...);
-    }(std::index_sequence_for<Rules...>{});
-  };
-
+  std::vector<char> queued(swept, 1);  // queued[v]: v waits for the sweep or on `soon`
+  bool tombstones = false;
   // Tries v until no rule applies; the nodes its rewrites touched that the sweep has already
   // passed (or that are new) go on `soon`.
   std::vector<vertex> soon;
   const auto settle = [&](vertex v) {
     queued[v] = 0;
     // After a rewrite the node is looked at again at once, while its edges are in cache, until
-    // no rule applies (the bound above still caps a rule that never stops).
-    while (!is_erased(g, v) && visit(v)) {
-      for (const vertex touched : ctx.revisit) {
+    // no rule applies (the bound still caps a rule that never stops).
+    while (!is_erased(g, v) && visit(table_state, v)) {
+      for (const vertex touched : revisit) {
         if (touched == v) continue;
         if (touched >= queued.size()) queued.resize(boost::num_vertices(g), 0);
         if (!queued[touched] && !is_erased(g, touched)) soon.push_back(touched), queued[touched] = 1;
       }
-      ctx.revisit.clear();
+      revisit.clear();
     }
-    ctx.revisit.clear();
+    revisit.clear();
   };
   for (vertex v = 0; v < swept; ++v) {
     if (is_erased(g, v)) {
@@ -302,8 +293,48 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
     for (std::size_t next = 0; next < soon.size(); ++next) settle(soon[next]);
     soon.clear();
   }
-  tombstones = tombstones || ctx.counters.nodes_removed != before.nodes_removed;
-  if (options.compact_at_end && tombstones) compact(g);
+  return tombstones;
+}
+}  // namespace detail
+
+// Applies `table` to ctx.g until no rule matches. Returns the counters of this run (also added
+// to ctx.counters).
+template <class... Rules, class Ctx>
+rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_options options = {}) {
+  auto& g = ctx.g;
+  static_assert(check_graph_model<std::remove_reference_t<decltype(g)>>());
+  const rewrite_counters before = ctx.counters;
+  const std::size_t bound = options.bound ? options.bound : 4 * (boost::num_vertices(g) + boost::num_edges(g)) + 64;
+  std::array<std::size_t, sizeof...(Rules)> applied{};
+
+  // Every rule's guard, split once for the whole run (guard_split.hpp). Rule I and its split
+  // guard are element I of a flat tuple (rule.hpp): O(1) per rule to instantiate.
+  using guards_t = detail::flat_tuple<detail::split_guard_of<Rules>...>;
+  const guards_t guards = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return guards_t{{detail::split_rule_guard(detail::element<I, Rules>(table.rules))}...};
+  }(std::index_sequence_for<Rules...>{});
+
+  detail::operand_cache operands;
+  // Tries the table at v once, rules in order; true when a rule was applied.
+  auto visit = [&](vertex v) {
+    operands.clear();
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      using detail::element;
+      if constexpr (sizeof...(Rules) <= detail::inline_rules_max)
+        return (detail::try_rule(element<I, Rules>(table.rules), element<I, detail::split_guard_of<Rules>>(guards), ctx, v,
+                                 operands, applied[I], bound, I, sizeof...(Rules)) ||
+                ...);
+      else
+        return (detail::try_rule_out_of_line(element<I, Rules>(table.rules),
+                                             element<I, detail::split_guard_of<Rules>>(guards), ctx, v, operands,
+                                             applied[I], bound, I, sizeof...(Rules)) ||
+                ...);
+    }(std::index_sequence_for<Rules...>{});
+  };
+  using visit_t = decltype(visit);
+  const bool tombstones =
+      detail::sweep(g, ctx.revisit, [](void* state, vertex v) { return (*static_cast<visit_t*>(state))(v); }, &visit);
+  if (options.compact_at_end && (tombstones || ctx.counters.nodes_removed != before.nodes_removed)) compact(g);
   rewrite_counters delta = ctx.counters;
   delta.matches_tried -= before.matches_tried;
   delta.rewrites -= before.rewrites;
