@@ -26,6 +26,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -170,19 +171,23 @@ constexpr auto split_rule_guard(const Rule& r) {
 template <class Rule>
 using split_guard_of = decltype(split_rule_guard(std::declval<const Rule&>()));
 
+// The bound error, whatever names the rule: "rule <rule> was applied N times ...<hint>".
+[[noreturn, gnu::cold]] inline void throw_bound_reached(std::string_view rule, std::size_t applied, std::size_t bound,
+                                                        std::string_view hint) {
+  throw rewrite_error(devpass::concat({"rule ", rule, " was applied ", std::to_string(applied),
+                                       " times without reaching a fixed point (bound ", std::to_string(bound), ")",
+                                       hint}));
+}
 [[noreturn, gnu::cold]] inline void throw_no_fixed_point(const std::string& rule, std::size_t applied, std::size_t bound) {
-  throw rewrite_error(devpass::concat({"rule `", rule, "` was applied ", std::to_string(applied),
-                                       " times without reaching a fixed point (bound ", std::to_string(bound), ")"}));
+  throw_bound_reached(devpass::concat({"`", rule, "`"}), applied, bound, "");
 }
 // The same from a context with tracing::off, which compiles no description of its rules (a rule's
 // describe() was a tenth of the code of a TU running device propagation): the rule is named by
 // its place in the table.
 [[noreturn, gnu::cold]] inline void throw_no_fixed_point_untraced(std::size_t index, std::size_t rules,
                                                                   std::size_t applied, std::size_t bound) {
-  throw rewrite_error(devpass::concat({"rule ", std::to_string(index + 1), " (of ", std::to_string(rules),
-                                       " in its table) was applied ", std::to_string(applied),
-                                       " times without reaching a fixed point (bound ", std::to_string(bound),
-                                       "); a context with rules::tracing::on names it as written"}));
+  throw_bound_reached(devpass::concat({std::to_string(index + 1), " (of ", std::to_string(rules), " in its table)"}),
+                      applied, bound, "; a context with rules::tracing::on names it as written");
 }
 
 // Reports rule `r` at node v to ctx.trace (trace.hpp), after the driver tried it. A rule that
