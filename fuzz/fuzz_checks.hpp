@@ -15,7 +15,7 @@
 #include "devpass/graph/verify.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/io/json_writer.hpp"
-#include "devpass/passes/propagate_device.hpp"
+#include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/planning/verify_plan.hpp"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "devpass/io/json_reader.hpp"
-#include "devpass/passes/propagate_device.hpp"
+#include "devpass/passes/propagate_device_fwd.hpp"
 #include "graph_dir.hpp"
 #include "random_graph.hpp"
 

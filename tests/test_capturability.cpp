@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "devpass/io/json_reader.hpp"
-#include "devpass/passes/propagate_device.hpp"
+#include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/capturability.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/testing/graph_builder.hpp"

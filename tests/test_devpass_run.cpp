@@ -9,7 +9,7 @@
 
 #include "graph_dir.hpp"
 #include "devpass/io/json_reader.hpp"
-#include "devpass/passes/propagate_device.hpp"
+#include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/graph_runner.hpp"
 #include "devpass/runtime/kernels/builtin.hpp"

@@ -19,7 +19,7 @@
 
 #include "../examples/moe_decode/model.hpp"
 #include "devpass/io/json_reader.hpp"
-#include "devpass/passes/propagate_device.hpp"
+#include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/default_allocators.hpp"
 #include "devpass/runtime/failing_allocator.hpp"

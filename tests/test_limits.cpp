@@ -11,7 +11,7 @@
 #include "devpass/io/dot_writer.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/io/json_writer.hpp"
-#include "devpass/passes/propagate_device.hpp"
+#include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/graph_runner.hpp"
 #include "devpass/runtime/kernels/builtin.hpp"

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "propagate_declared.hpp"  // before the pipeline, which includes the pass
 #include "../examples/moe_decode/pipeline.hpp"
 #include "devpass/planning/capturability.hpp"
 

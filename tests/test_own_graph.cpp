@@ -13,7 +13,7 @@
 #include "convert.hpp"
 #include "devpass/graph/verify.hpp"
 #include "devpass/io/json_reader.hpp"
-#include "devpass/passes/propagate_device.hpp"
+#include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/rules.hpp"
 #include "graph_dir.hpp"

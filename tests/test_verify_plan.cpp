@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "devpass/io/json_reader.hpp"
-#include "devpass/passes/propagate_device.hpp"
+#include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/planning/verify_plan.hpp"
 #include "graph_dir.hpp"
