@@ -10,6 +10,7 @@
 // The graph a run propagates has the vertex capacity read_graph gives a graph it reads
 // (node_capacity_for); the devpass policy is also timed on an exact-fit copy (no room: the first
 // added copy moves every node), reported as *_exact_fit_*.
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -85,6 +86,15 @@ run_result time_policy(const devpass::graph& source, devpass::copy_policy policy
                                  [&](devpass::graph& g) { return devpass::propagate_device(g, {.policy = policy}).after; });
 }
 
+// The executorch policy with its three copy phases run as rule tables (the literal path the
+// fused one replaces; passes/fused_executorch_copies.hpp), on either graph model.
+using literal_executorch = devpass::policy_of<devpass::propagate_knobs{.share_copies = false, .fuse_executorch_copies = false}>;
+run_result time_literal_executorch(const devpass::graph& source) {
+  return measure<devpass::graph>(copy_of(source), [&](devpass::graph& g) {
+    return devpass::propagate_device_with<literal_executorch>(g, {.policy = devpass::copy_policy::executorch}).after;
+  });
+}
+
 // What devpass-opt adds around the pass by default: the whole verifier (structure and devices)
 // on the devpass policy's result, before writing it (not part of the pass's time).
 run_result time_verify_result(const devpass::graph& source) {
@@ -132,6 +142,11 @@ run_result time_own_graph_policy(const devpass::graph& source, devpass::copy_pol
   return measure<mycc::ir_graph>(own_graph_of(source),
                                  [&](mycc::ir_graph& g) { return devpass::propagate_device(g, {.policy = policy}).after; });
 }
+run_result time_own_graph_literal_executorch(const devpass::graph& source) {
+  return measure<mycc::ir_graph>(own_graph_of(source), [&](mycc::ir_graph& g) {
+    return devpass::propagate_device_with<literal_executorch>(g, {.policy = devpass::copy_policy::executorch}).after;
+  });
+}
 // The devpass policy's job by hand on the same IR (own_graph_hand_written.hpp).
 run_result time_own_graph_hand_written(const devpass::graph& source) {
   return measure<mycc::ir_graph>(own_graph_of(source), devpass::bench::own_graph_propagate_shared);
@@ -151,6 +166,7 @@ run_result time_flat(const devpass::bench::flat_graph& flat, bool shared) {
 
 int main(int argc, char** argv) {
   const std::size_t largest = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
+  std::array<double, 4> hundred_k{};  // the 100k times of et, dp, own et, own dp: for the growth lines
   for (std::size_t nodes = 10'000; nodes <= largest; nodes *= 10) {
     const std::string n = std::to_string(nodes / 1000) + "k";
     const int repeats = nodes >= 1'000'000 ? 3 : 5;
@@ -161,7 +177,8 @@ int main(int argc, char** argv) {
     // Interleaved, so that a slow spell of the machine hits every run alike. Each keeps its
     // fastest run (on a shared machine the minimum is the least disturbed) and largest peak RSS.
     run_result flat_run, flat_shared_run, lean_run, graph_api_run, et_run, dp_run, dp_exact_run, verify_run, check_run;
-    run_result own_dp_run, own_et_run, own_hand_run;
+    run_result own_dp_run, own_et_run, own_hand_run, et_literal_run, own_et_literal_run;
+    et_literal_run.seconds = own_et_literal_run.seconds = 1e300;
     flat_run.seconds = flat_shared_run.seconds = lean_run.seconds = graph_api_run.seconds = 1e300;
     et_run.seconds = dp_run.seconds = dp_exact_run.seconds = verify_run.seconds = check_run.seconds = 1e300;
     own_dp_run.seconds = own_et_run.seconds = own_hand_run.seconds = 1e300;
@@ -183,6 +200,12 @@ int main(int argc, char** argv) {
       keep_best(own_dp_run, time_own_graph_policy(source, devpass::copy_policy::devpass));
       keep_best(own_et_run, time_own_graph_policy(source, devpass::copy_policy::executorch));
       keep_best(own_hand_run, time_own_graph_hand_written(source));
+      keep_best(et_literal_run, time_literal_executorch(source));
+      keep_best(own_et_literal_run, time_own_graph_literal_executorch(source));
+    }
+    if (!et_literal_run.same_copies(et_run) || !own_et_literal_run.same_copies(et_run)) {
+      std::fprintf(stderr, "bench propagate: the fused and literal executorch paths disagree on %zu nodes\n", nodes);
+      return 1;
     }
     if (!et_run.same_copies(flat_run)) {
       std::fprintf(stderr, "bench propagate: executorch policy and flat baseline disagree on %zu nodes\n", nodes);
@@ -229,6 +252,19 @@ int main(int argc, char** argv) {
     emit("own_graph_framework_over_hand_written" + suffix, own_dp_run.seconds / own_hand_run.seconds, "ratio");
     emit("devpass_graph_framework_over_hand_written" + suffix, dp_run.seconds / graph_api_run.seconds, "ratio");
     emit("own_graph_executorch_policy_over_flat" + suffix, own_et_run.seconds / flat_run.seconds, "ratio");
+    // The fused executorch path against the literal one it replaces, same run.
+    emit("executorch_policy_literal_" + n + "_seconds", et_literal_run.seconds, "s");
+    emit("own_graph_executorch_policy_literal_" + n + "_seconds", own_et_literal_run.seconds, "s");
+    emit("executorch_fused_over_literal_" + n, et_run.seconds / et_literal_run.seconds, "ratio");
+    emit("own_graph_executorch_fused_over_literal_" + n, own_et_run.seconds / own_et_literal_run.seconds, "ratio");
+    // Linear growth: each policy's 1M time over its 100k time (goal <= 12).
+    if (nodes == 100'000) hundred_k = {et_run.seconds, dp_run.seconds, own_et_run.seconds, own_dp_run.seconds};
+    if (nodes == 1'000'000 && hundred_k[0] > 0) {
+      emit("executorch_policy_growth_1000k_over_100k", et_run.seconds / hundred_k[0], "ratio");
+      emit("devpass_policy_growth_1000k_over_100k", dp_run.seconds / hundred_k[1], "ratio");
+      emit("own_graph_executorch_policy_growth_1000k_over_100k", own_et_run.seconds / hundred_k[2], "ratio");
+      emit("own_graph_devpass_policy_growth_1000k_over_100k", own_dp_run.seconds / hundred_k[3], "ratio");
+    }
   }
   // What a vertex costs in each model: the adjacency_list's stored vertex (the property and the
   // two edge vectors), plus for the own IR its value table entries (one per vertex here).

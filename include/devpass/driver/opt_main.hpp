@@ -322,6 +322,8 @@ struct tool_instrumentation {
   const options& o;
   devpass::pipeline::phase_timer timer;
   devpass::pipeline::phase_statistics statistics;
+  // Printing or verifying the graph after each phase needs the phases run one by one.
+  [[nodiscard]] bool inspects_graph() const { return o.print_after_each || o.verify_each; }
   void before_phase(std::string_view name, const devpass::graph& g) {
     if (o.time_passes != timing::off) timer.before_phase(name, g);
   }
