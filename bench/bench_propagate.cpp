@@ -40,6 +40,7 @@ struct run_result {
   double seconds = 0;
   std::size_t h2d = 0, d2h = 0, d2d = 0;  // the copies the run left
   long peak_rss_kib = 0;                  // of the child: the source graph, its copy, and the run
+  double insert_seconds = 0;              // the peer's: its insertion walk's share of `seconds`
   [[nodiscard]] std::size_t copies() const { return h2d + d2h + d2d; }
   [[nodiscard]] bool same_copies(const run_result& o) const { return h2d == o.h2d && d2h == o.d2h && d2d == o.d2d; }
 };
@@ -153,7 +154,8 @@ run_result time_flat(const devpass::bench::flat_graph& flat, bool shared) {
 }
 
 // The peer on the graph in `graph_file`: one run of bench/peers/mlir_greedy, which times its
-// pass alone and prints "seconds S h2d N d2h N d2d N peak_rss_kib K". Exits on any failure.
+// pass alone and prints "seconds S h2d N d2h N d2d N peak_rss_kib K insert_seconds I". Exits on
+// any failure.
 #ifdef DEVPASS_MLIR_PEER
 constexpr bool has_mlir_peer = true;
 run_result time_mlir_greedy(const std::string& graph_file) {
@@ -161,8 +163,8 @@ run_result time_mlir_greedy(const std::string& graph_file) {
   std::fflush(stdout);
   std::FILE* peer = popen(command.c_str(), "r");
   run_result r;
-  const bool read = peer && std::fscanf(peer, "seconds %lf h2d %zu d2h %zu d2d %zu peak_rss_kib %ld", &r.seconds, &r.h2d,
-                                        &r.d2h, &r.d2d, &r.peak_rss_kib) == 5;
+  const bool read = peer && std::fscanf(peer, "seconds %lf h2d %zu d2h %zu d2d %zu peak_rss_kib %ld insert_seconds %lf", &r.seconds,
+                                        &r.h2d, &r.d2h, &r.d2d, &r.peak_rss_kib, &r.insert_seconds) == 6;
   if (!peer || pclose(peer) != 0 || !read) {
     std::fprintf(stderr, "bench propagate: the mlir_greedy peer failed (%s)\n", command.c_str());
     std::exit(1);
@@ -290,6 +292,7 @@ int main(int argc, char** argv) {
     // the executorch policy's above (executorch_policy_<n>_seconds), same run.
     if (has_mlir_peer) {
       emit("mlir_greedy_executorch_job_seconds_" + n, mlir_run.seconds, "s");
+      emit("mlir_greedy_insert_walk_seconds_" + n, mlir_run.insert_seconds, "s");  // of the job's time
       emit("executorch_policy_speedup_over_mlir_greedy_" + n, mlir_run.seconds / et_run.seconds, "ratio");
       emit("mlir_greedy_vs_flat_" + n, mlir_run.seconds / flat_run.seconds, "ratio");
       emit("peak_rss_mlir_greedy_" + n, static_cast<double>(mlir_run.peak_rss_kib), "KiB");

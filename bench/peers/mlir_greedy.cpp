@@ -10,7 +10,7 @@
 //   elide   applyPatternsAndFoldGreedily, default config, with two RewritePatterns:
 //           h2d_copy(d2h_copy(x)) with x on the h2d's device -> x, and a d2h_copy with no use -> erased
 // Construction and the context are outside the timed region. Prints one line for its caller:
-//   seconds <pass seconds> h2d <left> d2h <left> d2d 0 peak_rss_kib <this process's>
+//   seconds <pass> h2d <left> d2h <left> d2d 0 peak_rss_kib <this process's> insert_seconds <the walk's share>
 // and exits non-zero when the module is not what the job should leave (an original op lost).
 //
 // Built only where MLIR 14 is installed (bench/CMakeLists.txt) and with its flags, so it
@@ -145,8 +145,9 @@ int main(int argc, char** argv) {
   mlir::OwningOpRef<mlir::ModuleOp> module = build(ctx, names, f);
 
   bool converged = false;
+  double insert_seconds = 0;
   const double seconds = devpass::bench::seconds([&] {
-    insert_copies(*module, names);
+    insert_seconds = devpass::bench::seconds([&] { insert_copies(*module, names); });
     mlir::RewritePatternSet patterns(&ctx);
     patterns.add<elide_round_trip>(&ctx, names);
     patterns.add<erase_dead_d2h>(&ctx);
@@ -165,6 +166,7 @@ int main(int argc, char** argv) {
                  converged ? "converged" : "did not converge", others, f.op.size());
     return 1;
   }
-  std::printf("seconds %.9g h2d %zu d2h %zu d2d 0 peak_rss_kib %ld\n", seconds, h2d, d2h, devpass::bench::peak_rss_kib());
+  std::printf("seconds %.9g h2d %zu d2h %zu d2d 0 peak_rss_kib %ld insert_seconds %.9g\n", seconds, h2d, d2h,
+              devpass::bench::peak_rss_kib(), insert_seconds);
   return 0;
 }
