@@ -48,7 +48,7 @@ struct options {
   moe_decode::model_config model;
   std::size_t prompt = 8, tokens = 8;
   std::uint64_t seed = 42;
-  std::string out = "moe_decode_out";
+  std::string out = "build/moe_decode_out";  // under build/, which git ignores: nothing generated in the tree
   bool allow_cuda = true;
   bool cache_allocations = true;  // --no-allocation-cache: measure time per token without the cache
   bool profile = false;            // --profile: time per kernel of one decode step (an extra run)
