@@ -44,19 +44,15 @@ struct plan {
 };
 
 // Does insert-input-copies copy value x (location `at`, flags `f`) into a slot of a delegate on
-// `consumer`? (executorch_copies_in.) And does elide-round-trips then remove that copy again?
-constexpr bool copies_in(std::uint8_t f, device at, device consumer) {
-  return !(f & placed) || at.is_host() || at != consumer;
-}
+// `consumer` (executorch_copies_in)? And does elide-round-trips then remove that copy again?
+constexpr bool copies_in(std::uint8_t f, device at, device consumer) { return copies_into_delegate(f & placed, at, consumer); }
 constexpr bool elided(bool elide, device at, device consumer) { return elide && !at.is_host() && at == consumer; }
 
 // Does `consumer` read a value on the host, so that insert-output-copies moves it to the d2h?
-// (executorch_moves, once the d2h exists: the output node then always moves.)
+// (executorch_moves once the d2h exists: the output node then always moves.)
 template <class G>
 bool moves_to_d2h(const G& g, vertex consumer) {
-  const op_kind op = role_of(g, consumer);
-  return op == op_kind::call || op == op_kind::h2d_copy || op == op_kind::output ||
-         (op == op_kind::delegate && node_device(g, consumer).is_host());
+  return role_of(g, consumer) == op_kind::output || reads_on_host(g, use{consumer, 0});
 }
 
 // The input slots of v by slot, into `slots`; false unless each of its slots has exactly one
@@ -124,7 +120,7 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
       }
       f |= non_output_use;
       if (!device_delegate) {
-        if (op == op_kind::call || op == op_kind::delegate) f |= host_reader;
+        if (reads_on_host(g, use{k, s})) f |= host_reader;
         continue;
       }
       if (!copies_in(f, p.location[xi], at)) continue;

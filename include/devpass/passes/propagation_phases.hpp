@@ -70,11 +70,16 @@ constexpr bool placed_by_file(op_kind op) {
   return op == op_kind::input || op == op_kind::constant || op == op_kind::h2d_copy || op == op_kind::d2d_copy;
 }
 
+// The decision itself, over what it reads: whether the file places the value, where it lives,
+// and the delegate's device (the fused path, fused_executorch_copies.hpp, decides it on its plan).
+constexpr bool copies_into_delegate(bool placed, device at, device delegate_device) {
+  return !placed || at.is_host() || at != delegate_device;
+}
+
 inline constexpr auto executorch_copies_in = satisfies(
     [](const auto& ctx, value_ref v, value_ref consumer) {
-      if (!placed_by_file(role_of(ctx.g, v.producer))) return true;
-      const device at = location_of(ctx.g, v);
-      return at.is_host() || at != node_device(ctx.g, consumer.producer);
+      return copies_into_delegate(placed_by_file(role_of(ctx.g, v.producer)), location_of(ctx.g, v),
+                                  node_device(ctx.g, consumer.producer));
     },
     x, d);
 
