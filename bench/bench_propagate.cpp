@@ -7,9 +7,14 @@
 // Each timed run happens in its own child process forked from the one that built the graphs
 // (bench_report.hpp, in_fresh_process): every run starts from the same heap. A run's peak RSS
 // includes what its child inherited (peak_rss_base: the source graph and its flat form).
+// The peer (bench/peers/, built where MLIR 14 is installed): the executorch job as a walk plus
+// MLIR's greedy rewrite driver, in a program of its own fed the same graph through a file
+// (flat_graph.hpp); each of its runs is a process of its own too. Without MLIR it is skipped, and
+// a line on stderr says so.
 // The graph a run propagates has the vertex capacity read_graph gives a graph it reads
 // (node_capacity_for); the devpass policy is also timed on an exact-fit copy (no room: the first
 // added copy moves every node), reported as *_exact_fit_*.
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +23,7 @@
 #include "devpass/graph/verify.hpp"
 #include "devpass/passes/propagate_device.hpp"
 #include "bench_report.hpp"
+#include "flat_graph.hpp"
 #include "flat_propagation.hpp"
 #include "graph_api_propagation.hpp"
 #include "convert.hpp"
@@ -35,6 +41,7 @@ struct run_result {
   double seconds = 0;
   std::size_t h2d = 0, d2h = 0, d2d = 0;  // the copies the run left
   long peak_rss_kib = 0;                  // of the child: the source graph, its copy, and the run
+  double insert_seconds = 0;              // the peer's: its insertion walk's share of `seconds`
   [[nodiscard]] std::size_t copies() const { return h2d + d2h + d2d; }
   [[nodiscard]] bool same_copies(const run_result& o) const { return h2d == o.h2d && d2h == o.d2h && d2d == o.d2d; }
 };
@@ -85,6 +92,15 @@ run_result time_policy(const devpass::graph& source, devpass::copy_policy policy
                                  [&](devpass::graph& g) { return devpass::propagate_device(g, {.policy = policy}).after; });
 }
 
+// The executorch policy with its three copy phases run as rule tables (the literal path the
+// fused one replaces; passes/fused_executorch_copies.hpp), on either graph model.
+using literal_executorch = devpass::policy_of<devpass::propagate_knobs{.share_copies = false, .fuse_executorch_copies = false}>;
+run_result time_literal_executorch(const devpass::graph& source) {
+  return measure<devpass::graph>(copy_of(source), [&](devpass::graph& g) {
+    return devpass::propagate_device_with<literal_executorch>(g, {.policy = devpass::copy_policy::executorch}).after;
+  });
+}
+
 // What devpass-opt adds around the pass by default: the whole verifier (structure and devices)
 // on the devpass policy's result, before writing it (not part of the pass's time).
 run_result time_verify_result(const devpass::graph& source) {
@@ -132,6 +148,11 @@ run_result time_own_graph_policy(const devpass::graph& source, devpass::copy_pol
   return measure<mycc::ir_graph>(own_graph_of(source),
                                  [&](mycc::ir_graph& g) { return devpass::propagate_device(g, {.policy = policy}).after; });
 }
+run_result time_own_graph_literal_executorch(const devpass::graph& source) {
+  return measure<mycc::ir_graph>(own_graph_of(source), [&](mycc::ir_graph& g) {
+    return devpass::propagate_device_with<literal_executorch>(g, {.policy = devpass::copy_policy::executorch}).after;
+  });
+}
 // The devpass policy's job by hand on the same IR (own_graph_hand_written.hpp).
 run_result time_own_graph_hand_written(const devpass::graph& source) {
   return measure<mycc::ir_graph>(own_graph_of(source), devpass::bench::own_graph_propagate_shared);
@@ -147,24 +168,73 @@ run_result time_flat(const devpass::bench::flat_graph& flat, bool shared) {
       });
 }
 
+// The peer on the graph in `graph_file`: one run of bench/peers/mlir_greedy, which times its
+// pass alone and prints "seconds S h2d N d2h N d2d N peak_rss_kib K insert_seconds I". Exits on
+// any failure.
+#ifdef DEVPASS_MLIR_PEER
+constexpr bool has_mlir_peer = true;
+run_result time_mlir_greedy(const std::string& graph_file) {
+  const std::string command = std::string("'") + DEVPASS_MLIR_PEER + "' '" + graph_file + "'";
+  std::fflush(stdout);
+  std::FILE* peer = popen(command.c_str(), "r");
+  run_result r;
+  const bool read = peer && std::fscanf(peer, "seconds %lf h2d %zu d2h %zu d2d %zu peak_rss_kib %ld insert_seconds %lf", &r.seconds,
+                                        &r.h2d, &r.d2h, &r.d2d, &r.peak_rss_kib, &r.insert_seconds) == 6;
+  if (!peer || pclose(peer) != 0 || !read) {
+    std::fprintf(stderr, "bench propagate: the mlir_greedy peer failed (%s)\n", command.c_str());
+    std::exit(1);
+  }
+  return r;
+}
+#else
+constexpr bool has_mlir_peer = false;
+run_result time_mlir_greedy(const std::string&) { return {}; }
+#endif
+
+// A file holding `flat` for the peers, removed when this goes.
+struct peer_graph_file {
+  explicit peer_graph_file(const devpass::bench::flat_graph& flat) {
+    if (!has_mlir_peer) return;
+    char name[] = "/tmp/devpass-bench-propagate-XXXXXX";
+    const int fd = mkstemp(name);
+    if (fd < 0 || close(fd) != 0 || !devpass::bench::write_flat_graph(flat, name)) {
+      std::fprintf(stderr, "bench propagate: cannot write the peers' graph file %s\n", name);
+      std::exit(1);
+    }
+    path = name;
+  }
+  ~peer_graph_file() {
+    if (!path.empty()) std::remove(path.c_str());
+  }
+  peer_graph_file(const peer_graph_file&) = delete;
+  peer_graph_file& operator=(const peer_graph_file&) = delete;
+  std::string path;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::size_t largest = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
+  std::array<double, 4> hundred_k{};  // the 100k times of et, dp, own et, own dp: for the growth lines
+  if (!has_mlir_peer)
+    std::fprintf(stderr, "bench propagate: mlir_greedy peer skipped: no MLIR (libmlir-14-dev was not found when "
+                         "configuring; DEVPASS_BENCH_PEERS=1 scripts/bench installs it, docs/building.md)\n");
   for (std::size_t nodes = 10'000; nodes <= largest; nodes *= 10) {
     const std::string n = std::to_string(nodes / 1000) + "k";
     const int repeats = nodes >= 1'000'000 ? 3 : 5;
     const devpass::graph source = devpass::make_synthetic_graph(nodes, 42);
     const devpass::bench::flat_graph flat = devpass::bench::to_flat(source);
     const long base_rss = peak_rss_kib();  // what every run's child starts from
+    const peer_graph_file peer_graph(flat);
 
     // Interleaved, so that a slow spell of the machine hits every run alike. Each keeps its
     // fastest run (on a shared machine the minimum is the least disturbed) and largest peak RSS.
     run_result flat_run, flat_shared_run, lean_run, graph_api_run, et_run, dp_run, dp_exact_run, verify_run, check_run;
-    run_result own_dp_run, own_et_run, own_hand_run;
+    run_result own_dp_run, own_et_run, own_hand_run, et_literal_run, own_et_literal_run, mlir_run;
+    et_literal_run.seconds = own_et_literal_run.seconds = 1e300;
     flat_run.seconds = flat_shared_run.seconds = lean_run.seconds = graph_api_run.seconds = 1e300;
     et_run.seconds = dp_run.seconds = dp_exact_run.seconds = verify_run.seconds = check_run.seconds = 1e300;
-    own_dp_run.seconds = own_et_run.seconds = own_hand_run.seconds = 1e300;
+    own_dp_run.seconds = own_et_run.seconds = own_hand_run.seconds = mlir_run.seconds = 1e300;
     const auto keep_best = [](run_result& best, const run_result& r) {
       const long rss = std::max(best.peak_rss_kib, r.peak_rss_kib);
       if (r.seconds < best.seconds) best = r;
@@ -183,9 +253,21 @@ int main(int argc, char** argv) {
       keep_best(own_dp_run, time_own_graph_policy(source, devpass::copy_policy::devpass));
       keep_best(own_et_run, time_own_graph_policy(source, devpass::copy_policy::executorch));
       keep_best(own_hand_run, time_own_graph_hand_written(source));
+      keep_best(et_literal_run, time_literal_executorch(source));
+      keep_best(own_et_literal_run, time_own_graph_literal_executorch(source));
+      if (has_mlir_peer) keep_best(mlir_run, time_mlir_greedy(peer_graph.path));
+    }
+    if (!et_literal_run.same_copies(et_run) || !own_et_literal_run.same_copies(et_run)) {
+      std::fprintf(stderr, "bench propagate: the fused and literal executorch paths disagree on %zu nodes\n", nodes);
+      return 1;
     }
     if (!et_run.same_copies(flat_run)) {
       std::fprintf(stderr, "bench propagate: executorch policy and flat baseline disagree on %zu nodes\n", nodes);
+      return 1;
+    }
+    if (has_mlir_peer && !mlir_run.same_copies(et_run)) {
+      std::fprintf(stderr, "bench propagate: FAIL: MLIR's greedy driver left %zu h2d and %zu d2h copies, the executorch policy %zu and %zu, on %zu nodes\n",
+                   mlir_run.h2d, mlir_run.d2h, et_run.h2d, et_run.d2h, nodes);
       return 1;
     }
     if (!own_et_run.same_copies(et_run) || !own_dp_run.same_copies(dp_run) || !own_hand_run.same_copies(dp_run)) {
@@ -229,6 +311,28 @@ int main(int argc, char** argv) {
     emit("own_graph_framework_over_hand_written" + suffix, own_dp_run.seconds / own_hand_run.seconds, "ratio");
     emit("devpass_graph_framework_over_hand_written" + suffix, dp_run.seconds / graph_api_run.seconds, "ratio");
     emit("own_graph_executorch_policy_over_flat" + suffix, own_et_run.seconds / flat_run.seconds, "ratio");
+    // The fused executorch path against the literal one it replaces, same run.
+    emit("executorch_policy_literal_" + n + "_seconds", et_literal_run.seconds, "s");
+    emit("own_graph_executorch_policy_literal_" + n + "_seconds", own_et_literal_run.seconds, "s");
+    emit("executorch_fused_over_literal_" + n, et_run.seconds / et_literal_run.seconds, "ratio");
+    emit("own_graph_executorch_fused_over_literal_" + n, own_et_run.seconds / own_et_literal_run.seconds, "ratio");
+    // Linear growth: each policy's 1M time over its 100k time (goal <= 12).
+    if (nodes == 100'000) hundred_k = {et_run.seconds, dp_run.seconds, own_et_run.seconds, own_dp_run.seconds};
+    if (nodes == 1'000'000 && hundred_k[0] > 0) {
+      emit("executorch_policy_growth_1000k_over_100k", et_run.seconds / hundred_k[0], "ratio");
+      emit("devpass_policy_growth_1000k_over_100k", dp_run.seconds / hundred_k[1], "ratio");
+      emit("own_graph_executorch_policy_growth_1000k_over_100k", own_et_run.seconds / hundred_k[2], "ratio");
+      emit("own_graph_devpass_policy_growth_1000k_over_100k", own_dp_run.seconds / hundred_k[3], "ratio");
+    }
+    // The peer: the same job (and copies) with MLIR's greedy driver; the speedup is its time over
+    // the executorch policy's above (executorch_policy_<n>_seconds), same run.
+    if (has_mlir_peer) {
+      emit("mlir_greedy_executorch_job_seconds_" + n, mlir_run.seconds, "s");
+      emit("mlir_greedy_insert_walk_seconds_" + n, mlir_run.insert_seconds, "s");  // of the job's time
+      emit("executorch_policy_speedup_over_mlir_greedy_" + n, mlir_run.seconds / et_run.seconds, "ratio");
+      emit("mlir_greedy_vs_flat_" + n, mlir_run.seconds / flat_run.seconds, "ratio");
+      emit("peak_rss_mlir_greedy_" + n, static_cast<double>(mlir_run.peak_rss_kib), "KiB");
+    }
   }
   // What a vertex costs in each model: the adjacency_list's stored vertex (the property and the
   // two edge vectors), plus for the own IR its value table entries (one per vertex here).
@@ -244,15 +348,17 @@ int main(int argc, char** argv) {
     std::size_t constants = 0;
     for (const auto v : boost::make_iterator_range(boost::vertices(source))) constants += source[v].op == devpass::op_kind::constant;
     const devpass::bench::flat_graph flat = devpass::bench::to_flat(source);
-    run_result flat_run, et_run, own_et_run;
-    flat_run.seconds = et_run.seconds = own_et_run.seconds = 1e300;
+    const peer_graph_file peer_graph(flat);
+    run_result flat_run, et_run, own_et_run, mlir_run;
+    flat_run.seconds = et_run.seconds = own_et_run.seconds = mlir_run.seconds = 1e300;
     for (int i = 0; i < 3; ++i) {
       const auto keep = [](run_result& best, const run_result& r) { if (r.seconds < best.seconds) best = r; };
       keep(flat_run, time_flat(flat, false));
       keep(et_run, time_policy(source, devpass::copy_policy::executorch));
       keep(own_et_run, time_own_graph_policy(source, devpass::copy_policy::executorch));
+      if (has_mlir_peer) keep(mlir_run, time_mlir_greedy(peer_graph.path));
     }
-    if (!et_run.same_copies(flat_run) || !own_et_run.same_copies(flat_run)) {
+    if (!et_run.same_copies(flat_run) || !own_et_run.same_copies(flat_run) || (has_mlir_peer && !mlir_run.same_copies(flat_run))) {
       std::fprintf(stderr, "bench propagate: the constant-heavy graph's executorch runs disagree\n");
       return 1;
     }
@@ -262,5 +368,9 @@ int main(int argc, char** argv) {
     emit("constant_heavy_own_graph_executorch_policy_1000k_seconds", own_et_run.seconds, "s");
     emit("constant_heavy_executorch_policy_over_flat_1000k", et_run.seconds / flat_run.seconds, "ratio");
     emit("constant_heavy_own_graph_executorch_policy_over_flat_1000k", own_et_run.seconds / flat_run.seconds, "ratio");
+    if (has_mlir_peer) {
+      emit("constant_heavy_mlir_greedy_executorch_job_seconds_1000k", mlir_run.seconds, "s");
+      emit("constant_heavy_executorch_policy_speedup_over_mlir_greedy_1000k", mlir_run.seconds / et_run.seconds, "ratio");
+    }
   }
 }

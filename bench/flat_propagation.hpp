@@ -10,19 +10,9 @@
 #include <vector>
 
 #include "devpass/graph/graph.hpp"
+#include "flat_graph.hpp"
 
 namespace devpass::bench {
-
-struct flat_graph {
-  enum kind : std::uint8_t { input, constant, delegate, call, h2d, d2h, output, d2d };
-  std::vector<std::uint8_t> op;
-  std::vector<std::int32_t> dev;          // -1 host, else cuda index
-  std::vector<std::uint32_t> first_input;  // operands of node i: [first_input[i], first_input[i] + arity[i])
-  std::vector<std::uint32_t> arity;
-  std::vector<std::uint32_t> src_node;     // per operand: producer
-  std::vector<std::uint32_t> src_output;   // per operand: producer output
-  std::vector<std::uint32_t> outputs;      // number of outputs per node
-};
 
 inline flat_graph to_flat(const graph& g) {
   flat_graph f;

@@ -1,7 +1,9 @@
-// devpass._devpass: devpass's device propagation for Python, over arrays (numpy, no JSON).
-// The graph goes in as interop::graph_arrays and comes back as interop::propagation_arrays
-// (include/devpass/interop/array_graph.hpp says what each array means); devpass/executorch.py
-// turns an FX graph into these arrays and the result back into FX nodes.
+// devpass._devpass: devpass's device propagation and memory placement for Python, over arrays
+// (numpy, no JSON). The graph goes in as interop::graph_arrays and comes back as
+// interop::propagation_arrays (include/devpass/interop/array_graph.hpp says what each array
+// means); devpass/executorch.py turns an FX graph into these arrays and the result back into FX
+// nodes. Lifetimes and sizes go in as interop::interval_arrays and come back as offsets
+// (interop/array_plan.hpp); devpass/_memory_planning.py makes them from ExecuTorch's TensorSpecs.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "devpass/interop/array_graph.hpp"
+#include "devpass/interop/array_plan.hpp"
 
 namespace nb = nanobind;
 using namespace devpass;
@@ -84,10 +87,25 @@ nb::dict propagate(input_array<std::uint8_t> roles, input_array<std::int32_t> de
   return out;
 }
 
+nb::dict place_intervals(input_array<std::uint32_t> first, input_array<std::uint32_t> last, input_array<std::uint64_t> size,
+                         input_array<std::uint32_t> arena, std::uint32_t arena_count, std::uint32_t alignment) {
+  const interop::interval_arrays values{span_of(first), span_of(last), span_of(size), span_of(arena), arena_count};
+  interop::placement_arrays r;
+  {
+    nb::gil_scoped_release unlocked;  // the arrays are read-only and stay alive for the call
+    r = interop::place_intervals(values, alignment);
+  }
+  nb::dict out;
+  out["offsets"] = to_numpy(std::move(r.offsets));
+  out["arena_sizes"] = to_numpy(std::move(r.arena_sizes));
+  out["lower_bounds"] = to_numpy(std::move(r.lower_bounds));
+  return out;
+}
+
 }  // namespace
 
 NB_MODULE(_devpass, m) {
-  m.doc() = "devpass's device propagation over arrays (include/devpass/interop/array_graph.hpp)";
+  m.doc() = "devpass's device propagation and memory placement over arrays (include/devpass/interop/array_graph.hpp, array_plan.hpp)";
   // Errors that name a node and field; config errors are option combinations that cannot work.
   nb::exception<graph_error>(m, "GraphError", PyExc_ValueError);
   nb::exception<config_error>(m, "ConfigError", PyExc_ValueError);
@@ -101,4 +119,8 @@ NB_MODULE(_devpass, m) {
         nb::arg("enable_non_cpu_memory_planning"), nb::arg("skip_h2d_for_method_inputs"), nb::arg("skip_d2h_for_method_outputs"),
         nb::arg("elide") = true,
         "Propagates devices over a method given as arrays; returns the copies to make and the operands to rewire.");
+  m.def("place_intervals", &place_intervals, nb::arg("first"), nb::arg("last"), nb::arg("size"), nb::arg("arena"),
+        nb::arg("arena_count"), nb::arg("alignment"),
+        "Places values given by closed lifetimes [first, last] and sizes into arenas (memory_planner.hpp's placement); "
+        "returns offsets per value, and arena_sizes and lower_bounds per arena. Raises ValueError on malformed arrays.");
 }

@@ -23,7 +23,7 @@ git -C "$source_dir" ls-files -z --cached --others --exclude-standard >"$work/fi
 # Files deleted in the working tree but still in the index are not copied.
 (cd "$source_dir" && xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh <"$work/files" |
    tar --null -T - -cf -) | tar -xf - -C "$tree" || fail "copying the working tree failed"
-: >"$work/gitconfig"  # the user's git configuration stays out (an empty file of our own)
+: >"$work/gitconfig"  # an empty global config: the user's settings never reach the scratch repository
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/gitconfig" GIT_AUTHOR_NAME=check GIT_AUTHOR_EMAIL=check@localhost \
        GIT_COMMITTER_NAME=check GIT_COMMITTER_EMAIL=check@localhost
 { git -C "$tree" init -q && git -C "$tree" add -A && git -C "$tree" commit -q -m scratch; } >"$work/git.log" 2>&1 ||

@@ -322,6 +322,8 @@ struct tool_instrumentation {
   const options& o;
   devpass::pipeline::phase_timer timer;
   devpass::pipeline::phase_statistics statistics;
+  // Printing or verifying the graph after each phase needs the phases run one by one.
+  [[nodiscard]] bool inspects_graph() const { return o.print_after_each || o.verify_each; }
   void before_phase(std::string_view name, const devpass::graph& g) {
     if (o.time_passes != timing::off) timer.before_phase(name, g);
   }
@@ -436,16 +438,21 @@ int run(const options& o) {
     throw devpass::config_error("--capturability needs --plan-memory (it judges the planned buffers)");
   devpass::validate(o.propagation);
   const std::string input_name = *o.input == "-" ? "<stdin>" : *o.input;
-  std::optional<devpass::graph> read;
-  try {
-    read.emplace(devpass::read_graph_file(*o.input));
-  } catch (const devpass::structure_error& e) {
-    // --verify-each lists every structural problem of the file, as it does after a pass.
-    if (!o.verify_each) throw;
-    print_problems("reading " + input_name, e.report());
-    return 1;
-  }
-  devpass::graph& g = *read;
+  // Initialised from the reader's return value, not emplaced into an optional: adjacency_list
+  // has no move constructor, so anything but copy elision copies the whole graph.
+  bool unreadable = false;
+  devpass::graph g = [&]() -> devpass::graph {
+    try {
+      return devpass::read_graph_file(*o.input);
+    } catch (const devpass::structure_error& e) {
+      // --verify-each lists every structural problem of the file, as it does after a pass.
+      if (!o.verify_each) throw;
+      print_problems("reading " + input_name, e.report());
+      unreadable = true;
+      return devpass::graph();
+    }
+  }();
+  if (unreadable) return 1;
 
   tool_instrumentation instrumentation{o, {}, {}};
   // --debug-rules: every rule the propagation phases try, one line each on stderr.

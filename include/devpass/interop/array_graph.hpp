@@ -261,6 +261,7 @@ namespace detail {
 // round trip was elided (ExecuTorch then sweeps its graph's dead code).
 struct removal_counter {
   std::size_t removed = 0;
+  static constexpr bool inspects_graph() { return false; }
   template <class G>
   void before_phase(std::string_view, const G&) {}
   template <class G, class Result>

@@ -10,8 +10,14 @@
 // reader throws structure_error, whose message is the first problem with the file name added and
 // which carries every problem found.
 //
-// simdjson's DOM parser does the JSON work: one pass over the bytes builds a tape, then one walk
-// over the tape builds the graph. String views into the parser stay valid until the walk ends.
+// How: the file is streamed. One pass finds where the nodes array is and cuts it into batches of
+// whole elements (detail/node_layout.hpp); a second pass parses the fields before the array and
+// then each batch with simdjson's DOM, and builds the nodes as it goes, so no more than a batch of
+// text and its parse is held beside the graph (a 1M-node file: docs/performance.md, "Files").
+// Any problem on that path — bad JSON, a bad node, a layout the scan does not take (`nodes` not
+// the last field) — reads the text again the way the reader always has, one DOM over the whole
+// document: that path alone words the errors, so they stay what they were, and the streaming
+// path is only ever the same reading, faster.
 #pragma once
 
 #include <charconv>
@@ -23,12 +29,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <deque>
 #include <vector>
 
 #include <simdjson.h>
 
 #include "devpass/graph/graph.hpp"
 #include "devpass/graph/verify.hpp"
+#include "devpass/io/detail/node_layout.hpp"
+#include "devpass/io/detail/text_source.hpp"
 
 namespace devpass {
 
@@ -120,7 +129,10 @@ class json_graph_reader {
  public:
   explicit json_graph_reader(std::string_view file) : file_(file) {}
 
-  graph read(const simdjson::padded_string& text) {
+  // The whole document as one DOM into `g`: the reader's reference path, and the one that words
+  // errors. (Graphs are filled in place: adjacency_list has no move constructor, so a graph
+  // returned through an optional or a by-value parameter is a deep copy.)
+  void read_dom(const simdjson::padded_string& text, graph& g) {
     simdjson::dom::parser parser;
     simdjson::dom::element root;
     if (auto code = parser.parse(text).get(root)) {
@@ -128,22 +140,42 @@ class json_graph_reader {
       if (!simdjson::validate_utf8(text.data(), text.size())) code = simdjson::UTF8_ERROR;
       fail("", "", parse_problem(code));
     }
-    graph g = read_document(root);
-    verify_report report = verify_structure(g);
-    if (!report.ok()) throw structure_error(std::string(file_), std::move(report));
-    return g;
+    const header h = read_header(root);
+    start_graph(g, h.name, h.nodes.size());
+    pending_.reserve(h.nodes.size() + h.nodes.size() / 2);
+    vertex v = 0;
+    for (const element item : h.nodes) read_node(g, v++, item);
+    finish_graph(g);
+  }
+
+  // The streaming path into `g`: false for any problem at all, `g` then left half built (the
+  // caller reads the text with read_dom, which says what the problem is). Reads `source` twice.
+  template <class Source>
+  bool read_streaming(Source& source, std::size_t batch_bytes, graph& g) {
+    try {
+      return stream(source, batch_bytes, g);
+    } catch (const graph_error&) {
+      return false;
+    }
   }
 
  private:
   using element = simdjson::dom::element;
   using element_type = simdjson::dom::element_type;
 
-  // What the reader needs to resolve after every node is known: input `slot` of `consumer`
-  // reads `ref` ("id" or "id:k").
+  // An edge to make once every node is read: input `slot` of `consumer` reads `ref` ("id" or
+  // "id:k"). read_dom makes every edge after the last node, in input order; the streaming path
+  // makes them as it reads, in the same order, until a reference points forward, and defers that
+  // one and every later one (keeping their text: `ref` would point into a batch's parse that is
+  // gone). So the graph, its edge order too, is the same whichever path read it.
   struct pending_input {
     vertex consumer;
     std::uint32_t slot;
     std::string_view ref;
+  };
+  struct header {
+    std::string_view name;
+    simdjson::dom::array nodes;
   };
 
   [[noreturn]] void fail(std::string node, std::string field, std::string problem) const {
@@ -218,7 +250,8 @@ class json_graph_reader {
     }
   }
 
-  graph read_document(element root) {
+  // The top-level object: its fields checked, the name and the nodes array.
+  header read_header(element root) const {
     const auto top = expect_object(root, "", field_path{});
     element format, name, nodes;
     bool has_format = false, has_name = false, has_nodes = false;
@@ -237,23 +270,74 @@ class json_graph_reader {
     if (!has_name) fail("", "name", "missing");
     if (!has_nodes) fail("", "nodes", "missing");
     const auto list = expect_array(nodes, "", {"nodes"});
-
-    const std::size_t count = list.size();
-    graph g;
-    g.m_vertices.reserve(node_capacity_for(count));  // room for the copies passes add
-    g.m_vertices.resize(count);                      // every vertex up front: references may point forward
-    g[boost::graph_bundle].name = std::string(expect_string(name, "", {"name"}));
-    id_table ids(count);
-    pending_.reserve(count + count / 2);
-    vertex v = 0;
-    for (const element item : list) read_node(g, ids, v++, item);
-    // One edge per input, and room for the copies passes add (each reads one edge), as for nodes.
-    g.m_edges.reserve(pending_.size() + (node_capacity_for(count) - count));
-    for (const pending_input& p : pending_) resolve(g, ids, p);
-    return g;
+    return {expect_string(name, "", {"name"}), list};
   }
 
-  void read_node(graph& g, id_table& ids, vertex v, element item) {
+  // `g` made a graph of `count` nodes yet to be read.
+  void start_graph(graph& g, std::string_view name, std::size_t count) {
+    g = graph();  // cheap: the copy of an empty graph
+    g.m_vertices.reserve(node_capacity_for(count));  // room for the copies passes add
+    g.m_vertices.resize(count);                      // every vertex up front: references may point forward
+    g[boost::graph_bundle].name = std::string(name);
+    ids_.emplace(count);
+    pending_.clear();
+  }
+
+  // Every edge, once every node is known.
+  void finish_graph(graph& g) {
+    // One edge per input, and room for the copies passes add (each reads one edge), as for nodes.
+    const std::size_t count = boost::num_vertices(g);
+    g.m_edges.reserve(g.m_edges.size() + pending_.size() + (node_capacity_for(count) - count));
+    for (const pending_input& p : pending_) connect(g, resolve(g, p), p.consumer, p.slot);
+  }
+
+  template <class Source>
+  bool stream(Source& source, std::size_t batch_bytes, graph& g) {
+    const std::optional<node_layout> layout = scan_node_layout(source, batch_bytes);
+    // Past simdjson's limit read_dom says the file is too large.
+    if (!layout || layout->size > simdjson::SIMDJSON_MAXSIZE_BYTES || !source.rewind()) return false;
+    std::vector<char> text;
+    simdjson::dom::parser parser;
+    // The fields before the array, with an empty array in its place: the same checks as read_dom's.
+    constexpr std::string_view empty_nodes = "[]}";
+    text.resize(layout->nodes_open + empty_nodes.size() + simdjson::SIMDJSON_PADDING);
+    if (source.read(text.data(), layout->nodes_open) != layout->nodes_open) return false;
+    empty_nodes.copy(text.data() + layout->nodes_open, empty_nodes.size());
+    element root;
+    if (parser.parse(text.data(), layout->nodes_open + empty_nodes.size(), false).get(root)) return false;
+    const header h = read_header(root);
+    start_graph(g, h.name, layout->count);
+    // Edges are made as nodes are read: room for about as many as a model file has (address
+    // space: pages are touched only as edges are made), and for the copies passes add.
+    g.m_edges.reserve(node_capacity_for(layout->count) + layout->count);
+    streaming_ = true;
+    // A batch is one level less deep than the document: the same limit as read_dom's.
+    if (parser.allocate(batch_bytes + 2, simdjson::DEFAULT_MAX_DEPTH - 1)) return false;
+    std::size_t at = layout->nodes_open;  // the last byte read: the '[' or the comma before the batch
+    if (char open = 0; source.read(&open, 1) != 1) return false;
+    vertex v = 0;
+    for (const std::size_t end : layout->ends) {
+      // "[" + the elements between `at` and `end` + "]": the bytes up to `end`, whose last (the
+      // comma after the batch, or the array's ']') becomes the batch's ']'.
+      const std::size_t length = end - at;
+      text.resize(length + 1 + simdjson::SIMDJSON_PADDING);
+      text[0] = '[';
+      if (source.read(text.data() + 1, length) != length) return false;
+      text[length] = ']';
+      simdjson::dom::array batch;
+      if (parser.parse(text.data(), length + 1, false).get_array().get(batch)) return false;
+      for (const element item : batch) {
+        if (v == layout->count) return false;
+        read_node(g, v++, item);
+      }
+      at = end;
+    }
+    if (v != layout->count) return false;
+    finish_graph(g);
+    return true;
+  }
+
+  void read_node(graph& g, vertex v, element item) {
     const auto object = expect_object(item, "", {"nodes", v});
 
     // Collect the fields first so that every later message can name the node by its id.
@@ -286,7 +370,7 @@ class json_graph_reader {
       fail(id, std::string(unknown), "unknown field (expected id, op, device, kernel, inputs, outputs, attrs)");
     if (ends_in_output_index(id_text))
       fail(id, "id", "an id cannot end in ':<digits>': references would read it as an output index");
-    if (const auto first = ids.insert(g, id_text, v))
+    if (const auto first = ids_->insert(g, id_text, v))
       fail(id, "id", "duplicate id (also nodes[" + std::to_string(*first) + "])");
 
     if (!present[op_f]) fail(id, "op", "missing");
@@ -310,7 +394,9 @@ class json_graph_reader {
       const auto ins = expect_array(fields[inputs_f], id, {"inputs"});
       std::uint32_t slot = 0;
       for (const element ref : ins) {
-        pending_.push_back({v, slot, expect_string(ref, id, {"inputs", slot})});
+        const pending_input input{v, slot, expect_string(ref, id, {"inputs", slot})};
+        if (streaming_) add_input_now(g, input);
+        else pending_.push_back(input);
         ++slot;
       }
       n.arity = slot;
@@ -373,22 +459,35 @@ class json_graph_reader {
     return spec;
   }
 
-  void resolve(graph& g, const id_table& ids, const pending_input& p) const {
-    std::string_view id = p.ref;
-    std::uint32_t output = 0;
-    const auto colon = p.ref.rfind(':');
-    bool indexed = false;
-    if (colon != std::string_view::npos && colon + 1 < p.ref.size() &&
-        p.ref.find_first_not_of("0123456789", colon + 1) == std::string_view::npos) {
-      id = p.ref.substr(0, colon);
-      indexed = true;
+  // The streaming path: the edge of `p` now, unless an edge before it waits or it points forward.
+  void add_input_now(graph& g, pending_input p) {
+    if (pending_.empty() && ids_->find(g, reference_id(p.ref))) {
+      connect(g, resolve(g, p), p.consumer, p.slot);
+      return;
     }
-    const auto found = ids.find(g, id);
+    p.ref = forward_refs_.emplace_back(p.ref);
+    pending_.push_back(p);
+  }
+
+  // The id part of a reference: "a" for "a" and "a:1".
+  static std::string_view reference_id(std::string_view ref) {
+    const auto colon = ref.rfind(':');
+    if (colon != std::string_view::npos && colon + 1 < ref.size() &&
+        ref.find_first_not_of("0123456789", colon + 1) == std::string_view::npos)
+      return ref.substr(0, colon);
+    return ref;
+  }
+
+  value_ref resolve(const graph& g, const pending_input& p) const {
+    const std::string_view id = reference_id(p.ref);
+    const bool indexed = id.size() != p.ref.size();
+    std::uint32_t output = 0;
+    const auto found = ids_->find(g, id);
     const field_path field{"inputs", p.slot};
     if (!found) fail(g[p.consumer].id, field, "reference " + quoted(p.ref) + " names no node");
     const node& producer = g[*found];
     if (indexed) {
-      const char* first = p.ref.data() + colon + 1;
+      const char* first = p.ref.data() + id.size() + 1;
       const char* last = p.ref.data() + p.ref.size();
       const auto [end, ec] = std::from_chars(first, last, output);
       if (ec != std::errc{} || end != last || output >= producer.outputs.size())
@@ -398,35 +497,91 @@ class json_graph_reader {
     } else if (producer.outputs.empty()) {
       fail(g[p.consumer].id, field, "reference " + quoted(p.ref) + " names node '" + producer.id + "', which has no outputs");
     }
-    connect(g, value_ref{*found, output}, p.consumer, p.slot);
+    return value_ref{*found, output};
   }
 
   std::string_view file_;
+  std::optional<id_table> ids_;
   std::vector<pending_input> pending_;
+  std::deque<std::string> forward_refs_;  // a deque: the views into its strings stay valid as it grows
+  bool streaming_ = false;
 };
 
 }  // namespace detail
 
+namespace detail {
+
+// Bytes of text per parsed batch: its parse (about 10x the text) stays in the caches, and the
+// per-parse setup is amortised (docs/performance.md, "Files").
+inline constexpr std::size_t stream_batch_bytes = std::size_t{256} << 10;
+
+// verify_structure's problems as the reader's error.
+inline void verify_read(const graph& g, std::string_view file) {
+  verify_report report = verify_structure(g);
+  if (!report.ok()) throw structure_error(std::string(file), std::move(report));
+}
+
+// The reference path alone (one DOM over the whole text), for tests that compare the two.
+[[nodiscard]] inline graph read_graph_string_dom(std::string_view json, std::string_view file_label) {
+  const simdjson::padded_string text(json);
+  graph g;
+  json_graph_reader(file_label).read_dom(text, g);
+  verify_read(g, file_label);
+  return g;
+}
+
+// The streaming path alone: false where it hands over to the DOM (any problem, or a layout it
+// does not take); `g` is then not a graph to use.
+[[nodiscard]] inline bool read_graph_string_streaming(std::string_view json, std::string_view file_label, graph& g,
+                                                      std::size_t batch_bytes = stream_batch_bytes) {
+  memory_source source(json);
+  return json_graph_reader(file_label).read_streaming(source, batch_bytes, g);
+}
+
+}  // namespace detail
+
+namespace detail {
+// read_graph_string's work, into `g`.
+inline void read_text_into(std::string_view json, std::string_view file_label, graph& g) {
+  if (!read_graph_string_streaming(json, file_label, g)) {
+    const simdjson::padded_string text(json);
+    json_graph_reader(file_label).read_dom(text, g);
+  }
+  verify_read(g, file_label);
+}
+}  // namespace detail
+
 // Reads a graph from JSON text; `file_label` names it in error messages.
 [[nodiscard]] inline graph read_graph_string(std::string_view json, std::string_view file_label = "<string>") {
-  const simdjson::padded_string text(json);
-  return detail::json_graph_reader(file_label).read(text);
+  graph g;  // one named result, returned from one place: elided, never copied
+  detail::read_text_into(json, file_label, g);
+  return g;
 }
 
 // Reads a graph from a file; "-" reads standard input (named "<stdin>" in messages).
 [[nodiscard]] inline graph read_graph_file(const std::string& path) {
+  graph g;
   if (path == "-") {
     std::string data{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
     if (std::cin.bad()) throw graph_error("<stdin>", "", "", "cannot read standard input");
-    return read_graph_string(data, "<stdin>");
+    detail::read_text_into(data, "<stdin>", g);
+    return g;
   }
-  simdjson::padded_string text;
-  if (simdjson::padded_string::load(path).get(text)) {
-    std::FILE* probe = std::fopen(path.c_str(), "rb");
-    if (probe) std::fclose(probe);
-    throw graph_error(path, "", "", probe ? "cannot read the file" : "cannot open the file");
+  bool streamed = false;
+  if (detail::file_source source(path); source.is_open())
+    streamed = detail::json_graph_reader(path).read_streaming(source, detail::stream_batch_bytes, g);
+  if (!streamed) {
+    // The whole file in memory, for the DOM path: it words whatever the problem is.
+    simdjson::padded_string text;
+    if (simdjson::padded_string::load(path).get(text)) {
+      std::FILE* probe = std::fopen(path.c_str(), "rb");
+      if (probe) std::fclose(probe);
+      throw graph_error(path, "", "", probe ? "cannot read the file" : "cannot open the file");
+    }
+    detail::json_graph_reader(path).read_dom(text, g);
   }
-  return detail::json_graph_reader(path).read(text);
+  detail::verify_read(g, path);
+  return g;
 }
 
 }  // namespace devpass

@@ -19,7 +19,8 @@
 
 #include "devpass/passes/propagate_device.hpp"
 
-BOOST_HANA_ADAPT_STRUCT(devpass::propagate_knobs, share_copies, elide_round_trips, runtime_selected);
+BOOST_HANA_ADAPT_STRUCT(devpass::propagate_knobs, share_copies, elide_round_trips, runtime_selected,
+                        fuse_executorch_copies);
 // The run-time knobs, in the order the command line lists them.
 BOOST_HANA_ADAPT_STRUCT(devpass::propagate_options, policy, skip_h2d_for_method_inputs, skip_d2h_for_method_outputs,
                         enable_non_cpu_memory_planning, elide);
@@ -42,6 +43,7 @@ inline constexpr knob_help propagate_knob_help[] = {
     {"share_copies", "the devpass copy sharing (one copy per value and device); false: ExecuTorch's copies"},
     {"elide_round_trips", "compile the round-trip elision phase in"},
     {"runtime_selected", "compile every phase in and let the run-time options choose"},
+    {"fuse_executorch_copies", "ExecuTorch's insert and elide phases as one planned pass (the same graph; false: literal)"},
 };
 
 template <std::size_t N>

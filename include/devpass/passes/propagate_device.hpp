@@ -1,292 +1,25 @@
 // devpass/passes/propagate_device.hpp — device propagation: makes device boundaries explicit
 // and cheap, with ExecuTorch's PropagateDevicePass semantics under the `executorch` policy and
-// fewer copies under the default `devpass` policy (docs/device-propagation.md).
-//
-// Phases (each a rule table of typed patterns, run by the rewrite driver):
-//   place_method_inputs   skip_h2d: a method input feeding a device delegate lives on its device
-//   insert_input_copies   executorch: an h2d_copy per (device delegate, input slot)
-//   insert_output_copies  executorch: a d2h_copy per used device-delegate output
-//   insert_shared_copies  devpass: one h2d per (host value, device), one d2h per device value,
-//                         one d2d per (device value, other device); same-device reads stay direct
-//   elide_round_trips     h2d_copy(d2h_copy(x)) with x on the h2d's device: read x, drop dead d2h
-//   annotate_devices      every output spec carries the device its value lives on
-// With enable_non_cpu_memory_planning off (ExecuTorch's legacy mode) only tag_delegate_devices
-// runs: no copies; delegate inputs and outputs are tagged with the delegate's device.
+// fewer copies under the default `devpass` policy (docs/device-propagation.md). The phases are
+// propagation_phases.hpp's; under the executorch policy the stock pipeline plans its three copy
+// phases as one (fused_executorch_copies.hpp). With enable_non_cpu_memory_planning off
+// (ExecuTorch's legacy mode) only tag_delegate_devices runs.
 #pragma once
-
-#include <string>
-#include <vector>
 
 #include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/graph.hpp"
 #include "devpass/graph/verify.hpp"
-#include "devpass/passes/capabilities.hpp"
+#include "devpass/passes/fused_executorch_copies.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/passes/propagate_options.hpp"
+#include "devpass/passes/propagation_phases.hpp"
 #include "devpass/pipeline/pipeline.hpp"
-#include "devpass/rules.hpp"
 #include "devpass/rules/trace.hpp"
 
 namespace devpass {
 
 namespace propagation {
-
-// Does this use read its operand on the host? Host calls, host delegates, h2d copies, and the
-// output node unless the method output may stay on the device.
-template <class G>
-bool reads_on_host(const G& g, use u) {
-  switch (role_of(g, u.consumer)) {
-    case op_kind::call:
-    case op_kind::h2d_copy: return true;
-    case op_kind::delegate: return node_device(g, u.consumer).is_host();
-    default: return false;
-  }
-}
-
-// ExecuTorch's skip_d2h: the output node may read a device value only when it is its sole consumer.
-template <class G>
-bool output_reads_on_host_executorch(const G& g, value_ref value, bool skip_d2h) {
-  if (!skip_d2h) return true;
-  bool only_output = true;
-  for_each_use(g, value, [&](use u) { only_output = only_output && role_of(g, u.consumer) == op_kind::output; });
-  return !only_output;
-}
-
-using namespace devpass::dsl;
-inline constexpr auto x = "x"_c;
-inline constexpr auto d = "d"_c;
-inline constexpr auto h = "h"_c;
-inline constexpr auto c = "c"_c;
-
-inline constexpr auto skip_h2d = when([](const auto& ctx) { return ctx.options.skip_h2d_for_method_inputs; });
-
-// What ExecuTorch's phase 1 copies to a device delegate's slot: every value but one already on
-// that delegate's device by placement. Host values, and the outputs of device delegates: phase 2
-// puts a d2h under those copies, phase 3 removes same-device pairs. A value the file (or
-// skip_h2d) already places on a device, a method input, a constant, or a copy the file holds, is
-// outside ExecuTorch's graphs: a delegate on that device reads it directly, a delegate elsewhere
-// gets it as it would get a device delegate's output (d2h, then h2d: ExecuTorch has no
-// device-to-device copy). The h2d copies this phase makes are on their delegate's device, so
-// they are never copied again. docs/device-propagation.md, "Values placed by the file".
-constexpr bool placed_by_file(op_kind op) {
-  return op == op_kind::input || op == op_kind::constant || op == op_kind::h2d_copy || op == op_kind::d2d_copy;
-}
-
-inline constexpr auto executorch_copies_in = satisfies(
-    [](const auto& ctx, value_ref v, value_ref consumer) {
-      if (!placed_by_file(role_of(ctx.g, v.producer))) return true;
-      const device at = location_of(ctx.g, v);
-      return at.is_host() || at != node_device(ctx.g, consumer.producer);
-    },
-    x, d);
-
-// ExecuTorch refuses skip_h2d for a method input that more than one node reads. `readers` in
-// file order (uses() sorts them). Out of line: the message is built once, not in every rule.
-template <class G>
-[[noreturn, gnu::cold, gnu::noinline]] void refuse_shared_method_input(const G& g, value_ref input, const std::vector<use>& readers) {
-  std::string problem = "skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), this one has ";
-  for (std::size_t i = 0; i < readers.size(); ++i) problem.append(i ? ", '" : "'").append(display_name(g, readers[i].consumer)).append("'");
-  throw graph_error("", display_name(g, input.producer), "consumers", std::move(problem));
-}
-
-inline void place_input(const auto& ctx, value_ref input, value_ref consumer) {
-  if (ctx.options.policy == copy_policy::executorch) {
-    const std::vector<use> readers = uses(ctx.g, input);  // ordered by consumer: one consumer iff front == back
-    if (readers.front().consumer != readers.back().consumer) refuse_shared_method_input(ctx.g, input, readers);
-  }
-  const device where = device_of(ctx.g, consumer);
-  mark_device(ctx.g, input, where);
-  set_source_device(ctx.g, input.producer, where);  // the format: an input's device is where the caller provides it
-}
-
-inline constexpr auto place_inputs_table = make_table(
-    on_use(delegate.as(d), input.as(x))[device_delegate(d) && skip_h2d && on_host(x)] /
-    apply([](auto& ctx, value_ref input, value_ref consumer) {
-      place_input(ctx, input, consumer);
-      ctx.touch_uses(input);
-    }, x, d));
-
-inline constexpr auto executorch_input_table = make_table(
-    on_use(delegate.as(d), any.as(x))[device_delegate(d) && executorch_copies_in] / copy_into_use<op_kind::h2d_copy>(x, d));
-
-inline constexpr auto needs_host_copy_executorch = satisfies(
-    [](const auto& ctx, value_ref v) {
-      bool needed = false;
-      const bool output_on_host = output_reads_on_host_executorch(ctx.g, v, ctx.options.skip_d2h_for_method_outputs);
-      for_each_use(ctx.g, v, [&](use u) {
-        needed = needed || reads_on_host(ctx.g, u) || (role_of(ctx.g, u.consumer) == op_kind::output && output_on_host);
-      });
-      return needed;
-    },
-    d);
-
-struct executorch_moves {
-  template <class Ctx>
-  bool operator()(const Ctx& ctx, use u) const {
-    if (role_of(ctx.g, u.consumer) != op_kind::output) return reads_on_host(ctx.g, u);
-    const value_ref v = operand(ctx.g, u.consumer, u.slot).value();
-    return output_reads_on_host_executorch(ctx.g, v, ctx.options.skip_d2h_for_method_outputs);
-  }
-};
-
-// Phase 2: a d2h for every device value with host readers: device delegates' outputs, and values
-// the file already places on a device (method inputs, constants, and copies the file holds),
-// which ExecuTorch's phases treat alike. The h2d copies phase 1 made are read by their delegate
-// alone, so on ExecuTorch's own graphs this is exactly its phase 2. One rule at every output: a
-// rule per producer kind cost 10% more matching (measured with callgrind on the 100k bench graph).
-inline constexpr auto executorch_output_table = make_table(
-    each_output(any.as(d))[on_device(d) && needs_host_copy_executorch] / copy_after<op_kind::d2h_copy>(d, executorch_moves{}));
-
-// devpass: one copy per (value, device), shared by every consumer.
-inline constexpr auto consumer_reads_host = satisfies(
-    [](const auto& ctx, value_ref consumer) {
-      const op_kind op = role_of(ctx.g, consumer.producer);
-      if (op == op_kind::output) return !ctx.options.skip_d2h_for_method_outputs;
-      return op == op_kind::call || op == op_kind::h2d_copy ||
-             (op == op_kind::delegate && node_device(ctx.g, consumer.producer).is_host());
-    },
-    c);
-
-inline constexpr auto devpass_copy_table = make_table(
-    on_use(delegate.as(d), any.as(x))[device_delegate(d) && on_host(x)] / share_copy_into_use<op_kind::h2d_copy>(x, d),
-    on_use(delegate.as(d), any.as(x))[device_delegate(d) && on_device(x) && !same_device(d, x)] /
-        share_copy_into_use<op_kind::d2d_copy>(x, d),
-    on_use(any.as(c), any.as(x))[consumer_reads_host && on_device(x)] / share_copy_into_use<op_kind::d2h_copy>(x, x));
-
-inline constexpr auto elide_table = make_table(
-    h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[same_device(h, x)] / (rewire(h, x), erase(h), erase_if_dead(d)),
-    d2h_copy.as(d)[unused(d)] / erase(d));
-
-// What a propagation phase reports: the rewrite counters and the copies it made. Every node the
-// propagation tables add or remove is a copy, so the node counters are the copy counts.
-struct phase_result : pipeline::phase_result {
-  copy_census copies_made;  // the copy nodes the phase made (some may be gone by its end)
-  [[nodiscard]] std::size_t copies_inserted() const noexcept { return counters.nodes_added; }
-  [[nodiscard]] std::size_t copies_elided() const noexcept { return counters.nodes_removed; }
-};
-
-// The options the phases see in a run that reports every rule it tries (propagate_device_traced).
-// A separate type, so that only such a run compiles the rules' explanations (rules::tracing).
-struct traced_options : propagate_options {
-  const rules::rule_trace* trace = nullptr;
-};
-
-// Runs one rule table as a phase and reports its counters and the copies it made.
-template <class Table, class G, class Options>
-phase_result run_table(const Table& table, G& g, const Options& options) {
-  constexpr bool traced = requires { options.trace; };
-  rules::rewrite_context<propagate_options, G, traced ? rules::tracing::on : rules::tracing::off> ctx(g, options);
-  if constexpr (traced) ctx.trace = options.trace;
-  phase_result result;
-  result.counters = rules::apply_rules(table, ctx);
-  result.copies_made = ctx.copies_made;
-  return result;
-}
-
-inline bool copies_enabled(const propagate_options& o) { return o.enable_non_cpu_memory_planning; }
-
-// When the insertion phases of one copy policy run: compiled in for that policy (or when the
-// policy is chosen at run time), active when it is the chosen one and copies are enabled.
-template <copy_policy Which>
-struct for_copy_policy {
-  template <class Policy>
-  static constexpr bool compiled_in =
-      knobs_of<Policy>().runtime_selected || knobs_of<Policy>().share_copies == (Which == copy_policy::devpass);
-  bool active(const propagate_options& o) const { return copies_enabled(o) && o.policy == Which; }
-};
-
-struct place_method_inputs {
-  static constexpr std::string_view name = "place-method-inputs";
-  using requires_ = type_list<capabilities::devices_assigned>;
-  using provides = type_list<>;
-  template <class Policy>
-  static constexpr bool compiled_in = true;
-  bool active(const propagate_options& o) const { return copies_enabled(o) && o.skip_h2d_for_method_inputs; }
-  template <class G, class Options>
-  phase_result run(G& g, const Options& o) const {
-    return run_table(place_inputs_table, g, o);
-  }
-};
-
-struct insert_input_copies : for_copy_policy<copy_policy::executorch> {
-  static constexpr std::string_view name = "insert-input-copies";
-  using requires_ = type_list<capabilities::devices_assigned>;
-  using provides = type_list<>;
-  template <class G, class Options>
-  phase_result run(G& g, const Options& o) const {
-    return run_table(executorch_input_table, g, o);
-  }
-};
-
-struct insert_output_copies : for_copy_policy<copy_policy::executorch> {
-  static constexpr std::string_view name = "insert-output-copies";
-  using requires_ = type_list<capabilities::devices_assigned>;
-  using provides = type_list<capabilities::copies_explicit>;
-  template <class G, class Options>
-  phase_result run(G& g, const Options& o) const {
-    return run_table(executorch_output_table, g, o);
-  }
-};
-
-struct insert_shared_copies : for_copy_policy<copy_policy::devpass> {
-  static constexpr std::string_view name = "insert-shared-copies";
-  using requires_ = type_list<capabilities::devices_assigned>;
-  using provides = type_list<capabilities::copies_explicit>;
-  template <class G, class Options>
-  phase_result run(G& g, const Options& o) const {
-    return run_table(devpass_copy_table, g, o);
-  }
-};
-
-struct elide_round_trips {
-  static constexpr std::string_view name = "elide-round-trips";
-  using requires_ = type_list<capabilities::copies_explicit>;
-  using provides = type_list<capabilities::round_trips_elided>;
-  template <class Policy>
-  static constexpr bool compiled_in = knobs_of<Policy>().elide_round_trips;
-  bool active(const propagate_options& o) const { return copies_enabled(o) && o.elide; }
-  template <class G, class Options>
-  phase_result run(G& g, const Options& o) const {
-    return run_table(elide_table, g, o);
-  }
-};
-
-// Writes the device every value lives on into its spec (the format's spec `device`).
-struct annotate_devices {
-  static constexpr std::string_view name = "annotate-devices";
-  using requires_ = type_list<capabilities::copies_explicit>;
-  using provides = type_list<>;
-  template <class Policy>
-  static constexpr bool compiled_in = true;
-  bool active(const propagate_options& o) const { return copies_enabled(o); }
-  template <class G>
-  phase_result run(G& g, const propagate_options&) const {
-    for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v)
-      for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) mark_device(g, {v, k}, location_of(g, {v, k}));
-    return {};
-  }
-};
-
-// ExecuTorch's legacy mode: no copies, only device tags on delegate inputs and outputs.
-struct tag_delegate_devices {
-  static constexpr std::string_view name = "tag-delegate-devices";
-  using requires_ = type_list<capabilities::devices_assigned>;
-  using provides = type_list<>;
-  template <class Policy>
-  static constexpr bool compiled_in = true;
-  bool active(const propagate_options& o) const { return !copies_enabled(o); }
-  template <class G>
-  phase_result run(G& g, const propagate_options&) const {
-    for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v) {
-      const device at = node_device(g, v);
-      if (role_of(g, v) != op_kind::delegate || at.is_host()) continue;
-      for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) mark_device(g, {v, k}, at);
-      for (const value_ref in : operands(g, v)) mark_device(g, in, at);
-    }
-    return {};
-  }
-};
 
 // Passes every phase on to the caller's instrumentation and adds up what the phases made and
 // removed, for propagate_device's census.
@@ -295,6 +28,7 @@ struct census_watch {
   Instrumentation& inner;
   copy_census made;
   std::size_t removed = 0;
+  [[nodiscard]] bool inspects_graph() const { return pipeline::inspects_graph(inner); }
   template <class G>
   void before_phase(std::string_view name, const G& g) {
     inner.before_phase(name, g);
@@ -307,9 +41,21 @@ struct census_watch {
   }
 };
 
-inline constexpr auto phases = pipeline::make_pipeline(tag_delegate_devices{}, place_method_inputs{}, insert_input_copies{},
-                                                       insert_output_copies{}, insert_shared_copies{},
-                                                       elide_round_trips{}, annotate_devices{});
+// The elision after the devpass policy's copies. Under the executorch policy executorch_copies
+// elides (fused, or running elide_round_trips itself).
+struct elide_shared_round_trips : elide_round_trips {
+  template <class Policy>
+  static constexpr bool compiled_in =
+      elide_round_trips::compiled_in<Policy> && for_copy_policy<copy_policy::devpass>::compiled_in<Policy>;
+  bool active(const propagate_options& o) const { return elide_round_trips::active(o) && o.policy == copy_policy::devpass; }
+};
+
+// The stock pipeline. Each run takes one copy policy's phases: executorch_copies (ExecuTorch's
+// insert-input-copies, insert-output-copies and elide-round-trips) or insert-shared-copies and
+// elide-round-trips.
+inline constexpr auto phases =
+    pipeline::make_pipeline(tag_delegate_devices{}, place_method_inputs{}, executorch_copies{}, insert_shared_copies{},
+                            elide_shared_round_trips{}, annotate_devices{});
 
 }  // namespace propagation
 

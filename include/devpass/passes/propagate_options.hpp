@@ -28,6 +28,10 @@ struct propagate_knobs {
   bool share_copies = true;       // the devpass copy sharing (else ExecuTorch's)
   bool elide_round_trips = true;  // false drops the elision phase at compile time
   bool runtime_selected = false;  // true: every phase compiled in, options choose
+  // ExecuTorch's insert-input-copies, insert-output-copies and elide-round-trips planned as one
+  // pass that makes only the copies elision would keep (fused_executorch_copies.hpp): the same
+  // graph and the same (logical) counters. false: the three rule tables run literally.
+  bool fuse_executorch_copies = true;
   friend constexpr bool operator==(const propagate_knobs&, const propagate_knobs&) = default;
 };
 
@@ -56,10 +60,11 @@ struct policy_of {
 template <class Policy>
 consteval propagate_knobs knobs_of() {
   constexpr bool knobs_as_static_members =
-      requires { Policy::share_copies; } || requires { Policy::elide_round_trips; } || requires { Policy::runtime_selected; };
+      requires { Policy::share_copies; } || requires { Policy::elide_round_trips; } || requires { Policy::runtime_selected; } ||
+      requires { Policy::fuse_executorch_copies; };
   static_assert(!knobs_as_static_members,
                 "devpass: a policy sets its knobs in `static constexpr propagate_knobs knobs{...}`, not as static "
-                "members (share_copies, elide_round_trips, runtime_selected)");
+                "members (share_copies, elide_round_trips, runtime_selected, fuse_executorch_copies)");
   constexpr bool has_knobs = requires {
     { Policy::knobs } -> std::convertible_to<propagate_knobs>;
   };

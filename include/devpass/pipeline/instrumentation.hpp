@@ -6,7 +6,8 @@
 //   void before_phase(std::string_view name, const G&);
 //   void after_phase(std::string_view name, const G&, const phase_result&);
 // for the graph type G the pipeline runs on (templates here, but for the two that need
-// devpass::graph: print_after_each and verify_each).
+// devpass::graph: print_after_each and verify_each), and optionally `bool inspects_graph() const`
+// (phase.hpp): false lets a composite phase fuse its constituents.
 #pragma once
 
 #include <chrono>
@@ -29,6 +30,7 @@ struct phase_timer {
     double seconds = 0;
   };
   std::vector<entry> phases;
+  static constexpr bool inspects_graph() { return false; }
   template <class G>
   void before_phase(std::string_view, const G&) {
     start_ = std::chrono::steady_clock::now();
@@ -55,6 +57,7 @@ struct phase_statistics {
     phase_result result;
   };
   std::vector<entry> phases;
+  static constexpr bool inspects_graph() { return false; }
   template <class G>
   void before_phase(std::string_view, const G&) {}
   template <class G>
@@ -69,6 +72,7 @@ template <class Printer>
 struct print_after_each {
   std::ostream* out;
   Printer printer;
+  static constexpr bool inspects_graph() { return true; }
   void before_phase(std::string_view, const graph&) {}
   void after_phase(std::string_view name, const graph& g, const phase_result&) {
     *out << "// after " << name << "\n";
@@ -89,6 +93,7 @@ class verify_failure : public std::runtime_error {
 
 struct verify_each {
   bool devices = true;  // also check device consistency (only meaningful once copies are explicit)
+  static constexpr bool inspects_graph() { return true; }
   void before_phase(std::string_view, const graph&) {}
   void after_phase(std::string_view name, const graph& g, const phase_result&) {
     const verify_report report = devices ? verify(g) : verify_structure(g);
@@ -101,6 +106,9 @@ template <class... Is>
 struct instrumentations {
   std::tuple<Is&...> parts;
   explicit instrumentations(Is&... is) : parts(is...) {}
+  [[nodiscard]] bool inspects_graph() const {
+    return std::apply([](const auto&... p) { return (pipeline::inspects_graph(p) || ...); }, parts);
+  }
   template <class G>
   void before_phase(std::string_view name, const G& g) {
     std::apply([&](auto&... p) { (p.before_phase(name, g), ...); }, parts);

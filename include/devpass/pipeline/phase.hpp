@@ -19,10 +19,21 @@ struct phase_result {
 };
 
 struct no_instrumentation {
+  static constexpr bool inspects_graph() { return false; }
   template <class G>
   void before_phase(std::string_view, const G&) {}
   template <class G>
   void after_phase(std::string_view, const G&, const phase_result&) {}
 };
+
+// Whether an instrumentation looks at the graph between phases (prints it, verifies it). A
+// composite phase that fuses its constituents (propagation::executorch_copies) materialises the
+// graph only at its end, so it runs them one by one for an instrumentation that does: one that
+// says nothing is taken to look. `bool inspects_graph() const` answers (may be static constexpr).
+template <class Instrumentation>
+[[nodiscard]] constexpr bool inspects_graph(const Instrumentation& instrumentation) {
+  if constexpr (requires { instrumentation.inspects_graph(); }) return instrumentation.inspects_graph();
+  else return true;
+}
 
 }  // namespace devpass::pipeline

@@ -7,6 +7,9 @@
 //   template <class Policy> static constexpr bool compiled_in;   false drops it at compile time
 //   template <class G, class Options> phase_result run(G&, const Options&) const;   (G: any model)
 //   template <class Options> bool active(const Options&) const;    (optional) run-time selection
+// A composite phase (several phases done as one: propagation::executorch_copies) has instead
+//   template <class Policy, class G, class Options, class I> void run_reporting(G&, const Options&, I&) const;
+// which runs them and calls the instrumentation around each constituent, by its own name.
 // make_pipeline(phase...) checks, at compile time, that each phase's requirements are provided
 // by the phases before it: a pipeline in the wrong order does not compile. run<Policy> checks it
 // again over the phases Policy compiles in, so a policy that drops a phase another one needs is
@@ -92,10 +95,15 @@ struct pipeline_t {
   static void run_one(const Phase& phase, G& g, const Options& options, Instrumentation& instrumentation) {
     if constexpr (Phase::template compiled_in<Policy>) {
       if (!phase_active(phase, options)) return;
-      instrumentation.before_phase(Phase::name, g);
-      // The phase's own result type (a pass may report more than phase_result), passed on as it is.
-      const auto result = phase.run(g, options);
-      instrumentation.after_phase(Phase::name, g, result);
+      // A composite phase reports its constituents to the instrumentation itself.
+      if constexpr (requires { phase.template run_reporting<Policy>(g, options, instrumentation); }) {
+        phase.template run_reporting<Policy>(g, options, instrumentation);
+      } else {
+        instrumentation.before_phase(Phase::name, g);
+        // The phase's own result type (a pass may report more than phase_result), passed on as it is.
+        const auto result = phase.run(g, options);
+        instrumentation.after_phase(Phase::name, g, result);
+      }
     }
   }
 };

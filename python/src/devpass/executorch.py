@@ -1,4 +1,10 @@
-"""devpass as ExecuTorch's device-propagation pass.
+"""devpass as ExecuTorch's device-propagation pass and memory planner.
+
+Memory planning (``_memory_planning``): ``plan_memory``, an algorithm with the signature and
+result of ExecuTorch's ``greedy``; ``memory_planning_pass()`` and ``backend_config()``, ready
+to hand to ``to_executorch``.
+
+Device propagation:
 
 ``PropagateDevicePass`` takes the constructor arguments of ExecuTorch 1.5's
 ``executorch.exir.passes.propagate_device_pass.PropagateDevicePass`` and raises its errors, plus
@@ -27,6 +33,7 @@ import torch
 from torch.fx.passes.infra.pass_base import PassBase, PassResult
 
 from . import _devpass
+from ._memory_planning import DevpassMemoryPlanningPass, backend_config, memory_planning_pass, plan_memory  # noqa: F401
 from ._fx import HOST, ROLE, UNMARKED, FxMethod, _et, device_of_code
 
 POLICIES = ("devpass", "executorch")

@@ -1,0 +1,277 @@
+// devpass/passes/fused_executorch_copies.hpp — ExecuTorch's copy phases (insert-input-copies,
+// insert-output-copies, elide-round-trips) done as one planned pass: the copies are decided on a
+// side table first and only those elision would keep are made (docs/device-propagation.md,
+// "The fused executorch path"). The graph it leaves is the one the three rule tables leave, node
+// for node in the same order, and it reports each phase's counters as the literal run would
+// count them (logical counts: the copies it never made are counted as inserted and elided).
+//
+// The plan covers the graphs ExecuTorch hands the pass: no copy and no erased node yet, every
+// input slot connected once, every edge naming an existing output, no self-loop. On any other
+// graph it declines (before changing anything) and the composite phase runs the rule tables.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "devpass/graph/graph.hpp"
+#include "devpass/passes/propagation_phases.hpp"
+
+namespace devpass::propagation {
+
+namespace fused {
+// What the plan knows of each value, a byte each.
+enum value_flag : std::uint8_t {
+  placed = 1,          // its producer is placed by the file (placed_by_file)
+  host_reader = 2,     // read by a call or a host delegate
+  output_reader = 4,   // read by the output node
+  non_output_use = 8,  // read by something other than the output node
+  has_h2d = 16,        // insert-input-copies copies it into some device delegate's slot
+  keeps_h2d = 32,      // ... and elision keeps at least one of those copies
+  gets_d2h = 64,       // insert-output-copies makes its d2h
+  d2h_dead = 128,      // ... and elision erases it again
+};
+
+// The plan: per-value flags and locations, and what the literal phases would have reported.
+struct plan {
+  std::vector<std::uint32_t> first_value;  // per vertex, the index of its output 0 among all values
+  std::vector<device> location;            // per value: location_of before the pass
+  std::vector<std::uint8_t> flags;         // per value: value_flag
+  std::size_t h2d_kept = 0, d2h_kept = 0;  // the copies to make
+  bool elide = false;
+  phase_result input, output, elision;     // insert-input-copies, insert-output-copies, elide-round-trips
+};
+
+// Does insert-input-copies copy value x (location `at`, flags `f`) into a slot of a delegate on
+// `consumer` (executorch_copies_in)? And does elide-round-trips then remove that copy again?
+constexpr bool copies_in(std::uint8_t f, device at, device consumer) { return copies_into_delegate(f & placed, at, consumer); }
+constexpr bool elided(bool elide, device at, device consumer) { return elide && !at.is_host() && at == consumer; }
+
+// Does `consumer` read a value on the host, so that insert-output-copies moves it to the d2h?
+// (executorch_moves once the d2h exists: the output node then always moves.)
+template <class G>
+bool moves_to_d2h(const G& g, vertex consumer) {
+  return role_of(g, consumer) == op_kind::output || reads_on_host(g, use{consumer, 0});
+}
+
+// The input slots of v by slot, into `slots`; false unless each of its slots has exactly one
+// in-edge that names an existing output of another node.
+template <class G>
+bool read_slots(const G& g, vertex v, std::vector<value_ref>& slots) {
+  constexpr vertex none = std::numeric_limits<vertex>::max();
+  const std::uint32_t arity = arity_of(g, v);
+  if (boost::in_degree(v, g) != arity) return false;
+  slots.assign(arity, value_ref{none, 0});
+  for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
+    const vertex source = boost::source(e, g);
+    const std::uint32_t slot = g[e].slot, output = g[e].output;
+    if (slot >= arity || slots[slot].producer != none || source == v || output >= output_count(g, source)) return false;
+    slots[slot] = value_ref{source, output};
+  }
+  return true;
+}
+}  // namespace fused
+
+// Plans ExecuTorch's three copy phases on g without changing it; nullopt when g is outside what
+// the plan covers (see the header comment). The matches_tried counts follow the rewrite
+// driver's visiting order (rules/driver.hpp): a node is retried after each rewrite, and the
+// nodes a rewrite touched that the sweep had passed are visited once more.
+template <class G>
+std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_options& o, bool elide) {
+  using namespace fused;
+  const std::size_t n = boost::num_vertices(g);
+  if (n >= std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+  plan p;
+  p.elide = elide;
+  p.first_value.resize(n + 1);
+  p.location.reserve(n);
+  p.flags.reserve(n);
+  for (vertex v = 0; v < n; ++v) {
+    const op_kind op = role_of(g, v);
+    if (is_erased(g, v) || is_copy(op)) return std::nullopt;
+    p.first_value[v] = static_cast<std::uint32_t>(p.location.size());
+    const std::uint8_t placement = placed_by_file(op) ? placed : 0;
+    for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) {
+      p.location.push_back(location_of(g, value_ref{v, k}));
+      p.flags.push_back(placement);
+    }
+    if (p.location.size() >= std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+  }
+  p.first_value[n] = static_cast<std::uint32_t>(p.location.size());
+
+  // Who reads each value, and insert-input-copies' copies, consumer by consumer.
+  std::vector<std::uint32_t> seen(n, std::numeric_limits<std::uint32_t>::max());  // dedup stamps
+  std::vector<value_ref> slots;
+  rules::rewrite_counters& in = p.input.counters;
+  std::size_t h2d_elided = 0;
+  for (vertex k = 0; k < n; ++k) {
+    if (!fused::read_slots(g, k, slots)) return std::nullopt;
+    const op_kind op = role_of(g, k);
+    const device at = node_device(g, k);
+    const bool device_delegate = op == op_kind::delegate && !at.is_host();
+    for (std::uint32_t s = 0; s < slots.size(); ++s) {
+      const value_ref x = slots[s];
+      const std::uint32_t xi = p.first_value[x.producer] + x.output;
+      std::uint8_t& f = p.flags[xi];
+      if (op == op_kind::output) {
+        f |= output_reader;
+        continue;
+      }
+      f |= non_output_use;
+      if (!device_delegate) {
+        if (reads_on_host(g, use{k, s})) f |= host_reader;
+        continue;
+      }
+      if (!copies_in(f, p.location[xi], at)) continue;
+      // The copy into slot s: the driver tried slots 0..s to find it.
+      f |= has_h2d;
+      ++in.nodes_added;
+      in.matches_tried += s + 1;
+      p.input.copies_made.add(op_kind::h2d_copy, value_bytes(g, x));
+      if (elided(elide, p.location[xi], at)) ++h2d_elided;
+      else f |= keeps_h2d, ++p.h2d_kept;
+      // The rewrite touched the producer: visited again once if the sweep had passed it (a
+      // device delegate tries each of its slots; no other node matches the table's pattern).
+      const vertex producer = x.producer;
+      if (producer < k && seen[producer] != k && role_of(g, producer) == op_kind::delegate &&
+          !node_device(g, producer).is_host()) {
+        seen[producer] = static_cast<std::uint32_t>(k);
+        in.matches_tried += arity_of(g, producer);
+      }
+    }
+    if (device_delegate) in.matches_tried += slots.size();  // the visit that finds nothing more
+  }
+  in.rewrites = in.nodes_added;
+
+  // insert-output-copies: the device values with host readers (needs_host_copy_executorch, on
+  // the graph insert-input-copies left: its copies read on the host).
+  std::fill(seen.begin(), seen.end(), std::numeric_limits<std::uint32_t>::max());
+  rules::rewrite_counters& out = p.output.counters;
+  std::size_t d2h_erased = 0;
+  for (vertex v = 0; v < n; ++v) {
+    const std::uint32_t outputs = output_count(g, v);
+    out.matches_tried += outputs;  // the visit that finds nothing more
+    for (std::uint32_t k = 0; k < outputs; ++k) {
+      const std::uint32_t xi = p.first_value[v] + k;
+      std::uint8_t& f = p.flags[xi];
+      const bool host_reads = (f & (has_h2d | host_reader)) ||
+                              ((f & output_reader) && (!o.skip_d2h_for_method_outputs || (f & non_output_use)));
+      if (p.location[xi].is_host() || !host_reads) continue;
+      f |= gets_d2h;
+      ++out.nodes_added;
+      out.matches_tried += k + 1;
+      p.output.copies_made.add(op_kind::d2h_copy, value_bytes(g, value_ref{v, k}));
+      if (elide && !(f & (host_reader | output_reader | keeps_h2d))) {
+        f |= d2h_dead, ++d2h_erased;
+        continue;  // read by copies only, all of them h2d copies made after every node: none visited again
+      }
+      ++p.d2h_kept;
+      // The readers it moved that the sweep had passed are visited again, each of their outputs tried.
+      for_each_use(g, value_ref{v, k}, [&](use u) {
+        if (u.consumer < v && seen[u.consumer] != v && fused::moves_to_d2h(g, u.consumer)) {
+          seen[u.consumer] = static_cast<std::uint32_t>(v);
+          out.matches_tried += output_count(g, u.consumer);
+        }
+      });
+    }
+  }
+  out.rewrites = out.nodes_added;
+  // The sweep also visits every h2d copy (one output each, on its device, read by its delegate
+  // alone), and each new d2h once (its output on the host).
+  out.matches_tried += in.nodes_added + out.nodes_added;
+
+  // elide-round-trips: every node but an elided h2d tries both rules; an elided h2d fires the
+  // first at once, and its delegate and the value's producer are visited again (two rules each).
+  if (elide) {
+    rules::rewrite_counters& gone = p.elision.counters;
+    const std::size_t h2d_total = in.nodes_added, d2h_total = out.nodes_added;
+    gone.rewrites = h2d_elided;
+    gone.nodes_removed = h2d_elided + d2h_erased;
+    gone.matches_tried = 2 * n + 5 * h2d_elided + 2 * (h2d_total - h2d_elided) + 2 * (d2h_total - d2h_erased);
+  }
+  return p;
+}
+
+// Makes the copies the plan keeps, in the order the literal phases make them (and elision's
+// compaction keeps): h2d copies by delegate and slot, then d2h copies by value.
+template <class G>
+void materialise_executorch_copies(G& g, const fused::plan& p) {
+  using namespace fused;
+  const std::size_t n = p.first_value.size() - 1;
+  g.m_vertices.reserve(n + p.h2d_kept + p.d2h_kept);
+  g.m_edges.reserve(g.m_edges.size() + p.h2d_kept + p.d2h_kept);
+  rewrite_state_t<G> ids(g);
+  std::vector<value_ref> slots;
+  for (vertex k = 0; k < n; ++k) {
+    const device at = node_device(g, k);
+    if (role_of(g, k) != op_kind::delegate || at.is_host()) continue;
+    (void)fused::read_slots(g, k, slots);  // checked by the plan
+    for (std::uint32_t s = 0; s < slots.size(); ++s) {
+      const value_ref x = slots[s];
+      const std::uint32_t xi = p.first_value[x.producer] + x.output;
+      if (!copies_in(p.flags[xi], p.location[xi], at) || elided(p.elide, p.location[xi], at)) continue;
+      const vertex copy = add_copy_vertex(g, ids, copy_request{op_kind::h2d_copy, at, x, copy_naming::after_use, {k, s}});
+      connect(g, x, copy, 0);
+      set_operand(g, k, s, value_ref{copy, 0});
+    }
+  }
+  std::vector<use> moved;
+  for (vertex v = 0; v < n; ++v) {
+    for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) {
+      const std::uint8_t f = p.flags[p.first_value[v] + k];
+      if (!(f & gets_d2h) || (f & d2h_dead)) continue;
+      const value_ref x{v, k};
+      const vertex copy =
+          add_copy_vertex(g, ids, copy_request{op_kind::d2h_copy, device_of(g, x), x, copy_naming::after_value, {}});
+      connect(g, x, copy, 0);
+      moved.clear();
+      for_each_use(g, x, [&](use u) {
+        if (u.consumer != copy && fused::moves_to_d2h(g, u.consumer)) moved.push_back(u);
+      });
+      for (const use u : moved) set_operand(g, u.consumer, u.slot, value_ref{copy, 0});
+    }
+  }
+}
+
+// insert-input-copies, insert-output-copies and (when elision is on) elide-round-trips as one
+// phase of the stock pipeline, reported to the instrumentation as those three. Fused when the
+// policy's fuse_executorch_copies knob is on, the run is not traced (a trace reports the rules
+// tried), the instrumentation does not inspect the graph between phases, and the graph is one
+// the plan covers; otherwise the three rule tables run, as in a pipeline that lists them itself.
+// Fused, insert-input-copies' time is the planning, the last phase's the making.
+struct executorch_copies : for_copy_policy<copy_policy::executorch> {
+  static constexpr std::string_view name = "executorch-copies";
+  using requires_ = type_list<capabilities::devices_assigned>;
+  using provides = type_list<capabilities::copies_explicit, capabilities::round_trips_elided>;
+
+  template <class Policy, class G, class Options, class Instrumentation>
+  void run_reporting(G& g, const Options& o, Instrumentation& instrumentation) const {
+    constexpr propagate_knobs knobs = knobs_of<Policy>();
+    const bool elide = knobs.elide_round_trips && elide_round_trips{}.active(o);
+    const auto literal = [&](const auto& phase) {
+      instrumentation.before_phase(phase.name, g);
+      instrumentation.after_phase(phase.name, g, phase.run(g, o));
+    };
+    instrumentation.before_phase(insert_input_copies::name, g);
+    std::optional<fused::plan> plan;
+    if constexpr (knobs.fuse_executorch_copies && !requires { o.trace; })
+      if (!pipeline::inspects_graph(instrumentation)) plan = plan_executorch_copies(g, o, elide);
+    if (!plan) {
+      instrumentation.after_phase(insert_input_copies::name, g, insert_input_copies{}.run(g, o));
+      literal(insert_output_copies{});
+      if (elide) literal(elide_round_trips{});
+      return;
+    }
+    instrumentation.after_phase(insert_input_copies::name, g, plan->input);
+    instrumentation.before_phase(insert_output_copies::name, g);
+    if (!elide) materialise_executorch_copies(g, *plan);
+    instrumentation.after_phase(insert_output_copies::name, g, plan->output);
+    if (!elide) return;
+    instrumentation.before_phase(elide_round_trips::name, g);
+    materialise_executorch_copies(g, *plan);
+    instrumentation.after_phase(elide_round_trips::name, g, plan->elision);
+  }
+};
+
+}  // namespace devpass::propagation

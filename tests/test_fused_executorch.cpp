@@ -1,0 +1,236 @@
+// The fused executorch path (passes/fused_executorch_copies.hpp) against the literal one, the
+// three rule tables it replaces: on every repository graph, the fuzz corpora and regressions and
+// random graphs, under every flag set of both policies, and on both graph models, the two give
+// the same graph (the written file, byte for byte; on the own IR every vertex, edge and mark),
+// the same per-phase counters and copy censuses, the same totals, and the same refusals.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "convert.hpp"
+#include "devpass/io/json_reader.hpp"
+#include "devpass/io/json_writer.hpp"
+#include "devpass/passes/propagate_device.hpp"
+#include "own_graph.hpp"
+#include "propagation_cases.hpp"
+
+namespace {
+
+using namespace devpass;
+using testing_support::every_flag_set;
+
+// The stock pipeline with the executorch phases run as rule tables.
+using literal_policy = policy_of<propagate_knobs{.runtime_selected = true, .fuse_executorch_copies = false}>;
+
+// What each phase reported, one line per phase.
+struct phase_log {
+  std::vector<std::string> lines;
+  static constexpr bool inspects_graph() { return false; }
+  template <class G>
+  void before_phase(std::string_view, const G&) {}
+  template <class G, class Result>
+  void after_phase(std::string_view name, const G&, const Result& r) {
+    const auto& c = r.counters;
+    std::string line = std::string(name) + ": tried " + std::to_string(c.matches_tried) + ", rewrites " +
+                       std::to_string(c.rewrites) + ", +" + std::to_string(c.nodes_added) + "/-" +
+                       std::to_string(c.nodes_removed);
+    if constexpr (requires { r.copies_made; })
+      line += ", made " + std::to_string(r.copies_made.h2d) + "/" + std::to_string(r.copies_made.d2h) + "/" +
+              std::to_string(r.copies_made.d2d) + " " + std::to_string(r.copies_made.bytes()) + " B";
+    lines.push_back(std::move(line));
+  }
+};
+
+std::string census_text(const copy_census& c) {
+  return std::to_string(c.h2d) + "/" + std::to_string(c.d2h) + "/" + std::to_string(c.d2d) + " " +
+         std::to_string(c.bytes()) + " B";
+}
+
+// Everything one run leaves and reports: the graph as text, the phase lines, the totals, or the
+// refusal.
+struct outcome {
+  std::string graph, refusal;
+  std::vector<std::string> phases;
+  std::string totals;
+};
+
+template <class Policy, class G, class Describe>
+outcome propagated(G g, const propagate_options& options, Describe&& describe) {
+  outcome result;
+  phase_log log;
+  try {
+    const propagate_stats stats = propagate_device_with<Policy>(g, options, log);
+    result.totals = census_text(stats.before) + " -> " + census_text(stats.after);
+  } catch (const std::exception& e) {
+    result.refusal = e.what();
+    return result;
+  }
+  result.graph = describe(g);
+  result.phases = std::move(log.lines);
+  return result;
+}
+
+std::string written(const graph& g) { return to_json(g); }
+
+// The own IR read through the concept: every vertex's role, device, name, operands and values.
+std::string own_ir_text(const mycc::ir_graph& g) {
+  std::string text;
+  for (vertex v = 0; v < boost::num_vertices(g); ++v) {
+    text += std::string(to_string(role_of(g, v))) + " " + display_name(g, v) + " on " + to_string(node_device(g, v)) +
+            " reads";
+    for (const value_ref in : operands(g, v)) text += " " + std::to_string(in.producer) + ":" + std::to_string(in.output);
+    for (std::uint32_t k = 0; k < output_count(g, v); ++k) {
+      const auto mark = marked_device(g, value_ref{v, k});
+      text += " | " + (mark ? to_string(*mark) : std::string("unmarked")) + " " +
+              std::to_string(value_bytes(g, value_ref{v, k})) + " uses " + std::to_string(use_count(g, value_ref{v, k}));
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+void check_same(const outcome& fused, const outcome& literal) {
+  CHECK(fused.refusal == literal.refusal);
+  CHECK(fused.graph == literal.graph);
+  CHECK(fused.phases == literal.phases);
+  CHECK(fused.totals == literal.totals);
+}
+
+// Both paths on both graph models; true when the options were accepted.
+bool same_both_ways(const graph& source, const propagate_options& options) {
+  const outcome fused = propagated<runtime_propagate_policy>(source, options, written);
+  check_same(fused, propagated<literal_policy>(source, options, written));
+  const mycc::ir_graph own = mycc::from_devpass(source);
+  check_same(propagated<runtime_propagate_policy>(own, options, own_ir_text),
+             propagated<literal_policy>(own, options, own_ir_text));
+  return fused.refusal.empty();
+}
+
+// How many of the graphs the plan covers (it declines graphs that already hold copies).
+std::size_t planned = 0;
+void count_planned(const graph& g, const propagate_options& options) {
+  if (options.policy == copy_policy::executorch && options.enable_non_cpu_memory_planning &&
+      propagation::plan_executorch_copies(g, options, options.elide))
+    ++planned;
+}
+
+std::string file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("fused executorch path: every repository graph, every flag set, as the rule tables") {
+  planned = 0;
+  const auto count = testing_support::over_every_repository_case([](const graph& source, const propagate_options& options) {
+    count_planned(source, options);
+    return same_both_ways(source, options);
+  });
+  CHECK(count.accepted > 300);
+  CHECK(planned > 100);  // the fused path ran, not only the fallback
+}
+
+TEST_CASE("fused executorch path: random graphs, every flag set, as the rule tables") {
+  planned = 0;
+  for (std::uint64_t seed = 0; seed < 120; ++seed) {
+    const graph source = testing_support::random_propagation_graph(seed);
+    for (const propagate_options& options : every_flag_set()) {
+      CAPTURE(seed);
+      CAPTURE(static_cast<int>(options.policy));
+      CAPTURE(options.skip_h2d_for_method_inputs);
+      CAPTURE(options.skip_d2h_for_method_outputs);
+      CAPTURE(options.elide);
+      count_planned(source, options);
+      (void)same_both_ways(source, options);
+    }
+  }
+  CHECK(planned >= 120 * 4);
+}
+
+TEST_CASE("fused executorch path: the fuzz corpora and regressions, every flag set, as the rule tables") {
+  std::size_t files = 0;
+  for (const char* folder : {"corpus", "regressions/propagate"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(DEVPASS_FUZZ_DIR) / folder)) {
+      const std::string bytes = file_bytes(entry.path());
+      // A corpus file is a graph; a regression is the fuzzer's input, a byte of options first.
+      std::optional<graph> source;
+      for (const std::size_t skip : {0, 1}) {
+        if (source || bytes.size() <= skip) continue;
+        try {
+          source = read_graph_string(bytes.substr(skip));
+        } catch (const std::exception&) {
+        }
+      }
+      if (!source) continue;
+      ++files;
+      for (const propagate_options& options : every_flag_set()) {
+        CAPTURE(entry.path().string());
+        CAPTURE(static_cast<int>(options.policy));
+        CAPTURE(options.skip_h2d_for_method_inputs);
+        CAPTURE(options.skip_d2h_for_method_outputs);
+        CAPTURE(options.elide);
+        (void)same_both_ways(*source, options);
+      }
+    }
+  }
+  CHECK(files >= 12);
+}
+
+namespace {
+// Counts the copies in the graph after each phase; says it looks at the graph, or not.
+template <bool Inspects>
+struct copy_watch {
+  std::vector<std::size_t> copies;
+  static constexpr bool inspects_graph() { return Inspects; }
+  template <class G>
+  void before_phase(std::string_view, const G&) {}
+  template <class G, class Result>
+  void after_phase(std::string_view, const G& g, const Result&) {
+    copies.push_back(count_copies(g).copies());
+  }
+};
+graph two_delegates() {
+  return read_graph_string(R"({"format": "devpass.graph/1", "name": "m", "nodes": [
+    {"id": "x", "op": "input", "outputs": [{"dtype": "float32", "shape": [4]}]},
+    {"id": "a", "op": "delegate", "device": "cuda:0", "kernel": "relu", "inputs": ["x"], "outputs": [{"dtype": "float32", "shape": [4]}]},
+    {"id": "b", "op": "delegate", "device": "cuda:0", "kernel": "relu", "inputs": ["a"], "outputs": [{"dtype": "float32", "shape": [4]}]},
+    {"id": "out", "op": "output", "inputs": ["b"]}]})");
+}
+}  // namespace
+
+TEST_CASE("fused executorch path: an instrumentation that inspects the graph sees the literal phases") {
+  const propagate_options options{.policy = copy_policy::executorch};
+  graph looked_at = two_delegates();
+  copy_watch<true> inspecting;
+  propagate_device_with(looked_at, options, inspecting);
+  // insert-input-copies: h2d(x), h2d(a); insert-output-copies: + d2h(a), d2h(b); elision: h2d(d2h(a)) goes.
+  CHECK(inspecting.copies == std::vector<std::size_t>{2, 4, 2, 2});
+
+  graph fused = two_delegates();
+  copy_watch<false> counting;
+  propagate_device_with(fused, options, counting);
+  // Fused, the copies are made in the last phase only.
+  CHECK(counting.copies == std::vector<std::size_t>{0, 0, 2, 2});
+  CHECK(to_json(fused) == to_json(looked_at));
+}
+
+TEST_CASE("fused executorch path: declines graphs outside its preconditions, before changing them") {
+  const propagate_options options{.policy = copy_policy::executorch};
+  graph g = two_delegates();
+  CHECK(propagation::plan_executorch_copies(g, options, true).has_value());
+  propagate_device(g, options);  // now it holds copies
+  const std::string before = to_json(g);
+  CHECK_FALSE(propagation::plan_executorch_copies(g, options, true).has_value());
+  // An unconnected slot: the rule tables skip it, the plan does not guess.
+  graph open = two_delegates();
+  graph_model<graph>::set_arity(open, 2, 2);
+  CHECK_FALSE(propagation::plan_executorch_copies(open, options, true).has_value());
+  CHECK(to_json(g) == before);
+}
