@@ -1,9 +1,13 @@
 // scripts/bench dsl — the same rewrite written as a DSL rule table and as a hand-written loop
-// over the same graph type, on a 1,000,000-node graph, timed in one run.
+// over the same graph type, on a 1,000,000-node graph, timed in one run; and one table run by
+// the worklist driver and by the single-pass mode (rules/single_pass.hpp), same run, same graph.
 //
 // The rewrite: round-trip elision, h2d_copy(d2h_copy(x)) with x on the h2d's device -> x, and
 // dead d2h copies removed. The input: the synthetic graph after the executorch insertion phases
 // with elision off (so it has a few hundred thousand round trips to remove).
+// The single-pass table: a copy per use of every host constant and method input a device
+// delegate reads (independent: the h2d copies it makes are nothing its rules read), on the
+// synthetic graph as it is.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +15,7 @@
 
 #include "bench_report.hpp"
 #include "devpass/passes/propagate_device.hpp"
+#include "devpass/rules/single_pass.hpp"
 #include "synthetic_graph.hpp"
 
 namespace {
@@ -38,14 +43,54 @@ std::size_t hand_written_elide(graph& g) {
   return elided;
 }
 
+constexpr auto per_use_copies = [] {
+  using namespace devpass::dsl;
+  constexpr auto d = "d"_c;
+  constexpr auto k = "k"_c;
+  return make_table(
+      on_use(delegate.as(d), constant.as(k))[device_delegate(d) && on_host(k)] / copy_into_use<op_kind::h2d_copy>(k, d),
+      on_use(delegate.as(d), input.as(k))[device_delegate(d) && on_host(k)] / copy_into_use<op_kind::h2d_copy>(k, d));
+}();
+struct no_options {};
+
 void emit(const char* metric, double value, const char* unit) { devpass::bench::emit("dsl", metric, value, unit); }
 using devpass::bench::seconds;
 
 }  // namespace
 
+// Worklist and single pass, interleaved, best of 3: the seconds of each and whether they agree.
+int compare_drivers(const graph& source) {
+  double worklist_best = 1e30, single_best = 1e30;
+  std::size_t copies = 0;
+  for (int repeat = 0; repeat < 3; ++repeat) {
+    graph a = source, b = source;  // copies are not timed
+    rules::rewrite_counters worklist, single;
+    worklist_best = std::min(worklist_best, seconds([&] {
+      rules::rewrite_context<no_options> ctx(a, {});
+      worklist = rules::apply_rules(per_use_copies, ctx);
+    }));
+    single_best = std::min(single_best, seconds([&] {
+      rules::rewrite_context<no_options> ctx(b, {});
+      single = rules::apply_rules(rules::single_pass(per_use_copies), ctx);
+    }));
+    if (worklist.nodes_added != single.nodes_added || boost::num_vertices(a) != boost::num_vertices(b)) {
+      std::fprintf(stderr, "bench dsl: the worklist and the single pass disagree (%zu vs %zu copies)\n", worklist.nodes_added,
+                   single.nodes_added);
+      return 1;
+    }
+    copies = single.nodes_added;
+  }
+  emit("single_pass_copies", static_cast<double>(copies), "count");
+  emit("worklist_seconds", worklist_best, "s");
+  emit("single_pass_seconds", single_best, "s");
+  emit("single_pass_over_worklist", single_best / worklist_best, "ratio");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::size_t nodes = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
   graph source = make_synthetic_graph(nodes, 7);
+  if (compare_drivers(source) != 0) return 1;
   propagate_device(source, {.policy = copy_policy::executorch, .elide = false});
 
   double dsl_best = 1e30, hand_best = 1e30;

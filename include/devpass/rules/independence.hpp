@@ -1,0 +1,345 @@
+// devpass/rules/independence.hpp — whether the rules of a table can enable one another, decided at
+// compile time from their patterns, guards and actions: what single_pass (single_pass.hpp) needs to
+// run a table in one sweep.
+//
+//   footprint_of<Rule>()          what the rule reads: the nodes it visits, the operands, uses,
+//                                 value locations and node devices its pattern and guard look at
+//   effects_of<Rule>()            what its action may change, in the same terms, and the nodes it
+//                                 may create
+//   may_enable(effects, reads)    true when such a change could make a rule match where it did not
+//   first_enabling_pair(table)    the first (enabler, enabled) pair of a table, or none
+//
+// Every set is a set of op kinds (one bit per op_kind): "the uses of any d2h_copy", "the operands
+// of a delegate that may now read an h2d_copy". A change can enable a rule only when it touches
+// something the rule reads: a node of a kind the rule visits is created; an operand the rule
+// reads is rewired to a producer of a kind the rule's operand pattern accepts; the uses, the
+// location or the device of a kind of node the rule's guard reads change. Kinds never change.
+//
+// The analysis is conservative, never guard-aware: a guard that is a user predicate (satisfies, a
+// guard type of one's own) reads everything, and an action that is user code (apply, an action
+// type of one's own) may change everything. `when(f)` reads only the context (its contract). So a
+// table can be reported dependent although its guards would never let the pair fire; never the
+// other way round.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "devpass/pattern/guards.hpp"
+#include "devpass/pattern/patterns.hpp"
+#include "devpass/rules/actions.hpp"
+#include "devpass/rules/rule.hpp"
+
+namespace devpass::rules::independence {
+
+using kind_set = std::uint32_t;
+inline constexpr kind_set all_kinds = (1u << 8) - 1;  // op_kind has 8 values (op_kind.hpp)
+constexpr kind_set kind_bit(op_kind k) { return 1u << static_cast<unsigned>(k); }
+inline constexpr kind_set sources = kind_bit(op_kind::input) | kind_bit(op_kind::constant);
+
+// "The operands of consumers of these kinds, where they read producers of these kinds": what an
+// operand pattern reads, or what a rewiring may make a consumer read.
+struct operand_pair {
+  kind_set consumers = 0;
+  kind_set producers = 0;
+};
+
+// What a rule reads (footprint_of) or what an action may change (effects_of); `visits` / `creates`.
+struct footprint {
+  static constexpr std::size_t max_pairs = 8;
+  kind_set nodes = 0;          // reads: the kinds of node it is tried at; effects: the kinds it may create
+  std::array<operand_pair, max_pairs> operands{};
+  std::size_t operand_pairs = 0;
+  kind_set uses = 0;           // whose uses (readers) are read / may change
+  kind_set location = 0;       // where whose values live
+  kind_set node_device = 0;    // which nodes' own devices
+
+  constexpr void add_operands(kind_set consumers, kind_set producers) {
+    if (consumers == 0 || producers == 0) return;
+    if (operand_pairs == max_pairs) {  // more pairs than kept: one pair that covers them all
+      operands[0] = {all_kinds, all_kinds};
+      operand_pairs = 1;
+      return;
+    }
+    operands[operand_pairs++] = {consumers, producers};
+  }
+  constexpr footprint& operator|=(const footprint& other) {
+    nodes |= other.nodes;
+    for (std::size_t i = 0; i < other.operand_pairs; ++i) add_operands(other.operands[i].consumers, other.operands[i].producers);
+    uses |= other.uses;
+    location |= other.location;
+    node_device |= other.node_device;
+    return *this;
+  }
+  static constexpr footprint everything() {
+    footprint f;
+    f.nodes = f.uses = f.location = f.node_device = all_kinds;
+    f.add_operands(all_kinds, all_kinds);
+    return f;
+  }
+};
+
+// Whether a change with these effects can make a rule with this footprint match somewhere it did
+// not: a node it visits is new, an operand it reads now comes from a kind its pattern accepts, or
+// uses, locations or devices it reads changed.
+constexpr bool may_enable(const footprint& effects, const footprint& reads) {
+  if (effects.nodes & reads.nodes) return true;
+  for (std::size_t i = 0; i < effects.operand_pairs; ++i)
+    for (std::size_t j = 0; j < reads.operand_pairs; ++j)
+      if ((effects.operands[i].consumers & reads.operands[j].consumers) &&
+          (effects.operands[i].producers & reads.operands[j].producers))
+        return true;
+  return (effects.uses & reads.uses) || (effects.location & reads.location) || (effects.node_device & reads.node_device);
+}
+
+namespace detail {
+
+// The kinds of node a pattern matches.
+template <class P>
+struct kinds_of : std::integral_constant<kind_set, all_kinds> {};  // any, and what is unknown
+template <op_kind K, bool H, class... Os>
+struct kinds_of<pattern::op_t<K, H, Os...>> : std::integral_constant<kind_set, kind_bit(K)> {};
+template <class P, class C>
+struct kinds_of<pattern::bound<P, C>> : kinds_of<P> {};
+
+// The kinds of the node a capture names in pattern P (0: P does not bind it).
+template <class P, class C>
+struct capture_kinds : std::integral_constant<kind_set, 0> {};
+template <class P, class C2, class C>
+struct capture_kinds<pattern::bound<P, C2>, C>
+    : std::integral_constant<kind_set, (std::is_same_v<C2, C> ? kinds_of<P>::value : 0) | capture_kinds<P, C>::value> {};
+template <op_kind K, class... Os, class C>
+struct capture_kinds<pattern::op_t<K, true, Os...>, C>
+    : std::integral_constant<kind_set, (capture_kinds<Os, C>::value | ... | 0)> {};
+template <class P, class C>
+struct capture_kinds<pattern::each_output_t<P>, C> : capture_kinds<P, C> {};
+template <class Cn, class O, class C>
+struct capture_kinds<pattern::on_use_t<Cn, O>, C>
+    : std::integral_constant<kind_set, capture_kinds<Cn, C>::value | capture_kinds<O, C>::value> {};
+
+// The kinds of the operands of the node a capture names: the kinds its operand patterns accept,
+// none for inputs and constants, any when the pattern leaves the operands open.
+template <class P>
+struct operand_kinds : std::integral_constant<kind_set, all_kinds> {};
+template <op_kind K, class... Os>
+struct operand_kinds<pattern::op_t<K, true, Os...>> : std::integral_constant<kind_set, (kinds_of<Os>::value | ... | 0)> {};
+template <op_kind K>
+struct operand_kinds<pattern::op_t<K, false>>
+    : std::integral_constant<kind_set, pattern::fixed_arity(K) == 0 ? 0 : all_kinds> {};
+template <class P, class C>
+struct operand_kinds<pattern::bound<P, C>> : operand_kinds<P> {};
+
+template <class P, class C>
+struct capture_operand_kinds : std::integral_constant<kind_set, 0> {};
+template <class P, class C2, class C>
+struct capture_operand_kinds<pattern::bound<P, C2>, C>
+    : std::integral_constant<kind_set, (std::is_same_v<C2, C> ? operand_kinds<P>::value : 0) |
+                                           capture_operand_kinds<P, C>::value> {};
+template <op_kind K, class... Os, class C>
+struct capture_operand_kinds<pattern::op_t<K, true, Os...>, C>
+    : std::integral_constant<kind_set, (capture_operand_kinds<Os, C>::value | ... | 0)> {};
+template <class P, class C>
+struct capture_operand_kinds<pattern::each_output_t<P>, C> : capture_operand_kinds<P, C> {};
+template <class Cn, class O, class C>
+struct capture_operand_kinds<pattern::on_use_t<Cn, O>, C>
+    : std::integral_constant<kind_set, capture_operand_kinds<Cn, C>::value | capture_operand_kinds<O, C>::value> {};
+
+// What a pattern reads besides the kinds it matches: the operands of each op it constrains.
+template <class P>
+struct pattern_reads {
+  static constexpr footprint value() { return {}; }
+};
+template <op_kind K, class... Os>
+struct pattern_reads<pattern::op_t<K, true, Os...>> {
+  static constexpr footprint value() {
+    footprint f;
+    f.add_operands(kind_bit(K), (kinds_of<Os>::value | ... | 0));
+    (f |= ... |= pattern_reads<Os>::value());
+    return f;
+  }
+};
+template <class P, class C>
+struct pattern_reads<pattern::bound<P, C>> : pattern_reads<P> {};
+
+// The kinds of node a root form is tried at, and what it reads there.
+template <class Root>
+struct root_reads {
+  static constexpr footprint value() {
+    footprint f = pattern_reads<Root>::value();
+    f.nodes |= kinds_of<Root>::value;
+    return f;
+  }
+};
+template <class P>
+struct root_reads<pattern::each_output_t<P>> : root_reads<P> {};
+template <class Cn, class O>
+struct root_reads<pattern::on_use_t<Cn, O>> {
+  static constexpr footprint value() {
+    footprint f = pattern_reads<Cn>::value();
+    f |= pattern_reads<O>::value();
+    f.nodes |= kinds_of<Cn>::value;
+    f.add_operands(kinds_of<Cn>::value, kinds_of<O>::value);  // every input slot of the consumer
+    return f;
+  }
+};
+
+// The kinds of the node whose slot an on_use root matched (any, for the other roots: they have
+// no slot, and an action needing one does not run there).
+template <class Root>
+struct site_consumer_kinds : std::integral_constant<kind_set, all_kinds> {};
+template <class Cn, class O>
+struct site_consumer_kinds<pattern::on_use_t<Cn, O>> : kinds_of<Cn> {};
+
+template <class Root, class... Caps>
+constexpr kind_set kinds_of_captures() {
+  return (capture_kinds<Root, Caps>::value | ... | 0);
+}
+
+// What a guard reads, in the terms of its rule's root.
+template <class Root, class Guard>
+struct guard_reads {
+  static constexpr footprint value() { return footprint::everything(); }  // a guard type of one's own
+};
+template <class Root>
+struct guard_reads<Root, pattern::always> {
+  static constexpr footprint value() { return {}; }
+};
+template <class Root, class F>
+struct guard_reads<Root, pattern::context_guard<F>> {
+  static constexpr footprint value() { return {}; }  // when(f): the context only, by its contract
+};
+template <class Root, class A, class B>
+struct guard_reads<Root, pattern::and_guard<A, B>> {
+  static constexpr footprint value() {
+    footprint f = guard_reads<Root, A>::value();
+    return f |= guard_reads<Root, B>::value();
+  }
+};
+template <class Root, class A, class B>
+struct guard_reads<Root, pattern::or_guard<A, B>> : guard_reads<Root, pattern::and_guard<A, B>> {};
+template <class Root, class A>
+struct guard_reads<Root, pattern::not_guard<A>> : guard_reads<Root, A> {};
+// The built-in value guards read what their names say; `satisfies` (a user predicate) anything.
+template <class Root, pattern::fixed_string Tag, class F, class... Caps>
+struct guard_reads<Root, pattern::value_guard<Tag, F, Caps...>> {
+  static constexpr footprint value() {
+    const std::string_view tag = Tag.view();
+    const kind_set kinds = kinds_of_captures<Root, Caps...>();
+    footprint f;
+    if (tag == "on_host" || tag == "on_device") f.location = kinds;
+    else if (tag == "same_device") f.location = f.node_device = kinds;
+    else if (tag == "device_delegate") f.node_device = kinds;
+    else if (tag == "one_use" || tag == "many_uses" || tag == "unused") f.uses = kinds;
+    else if (tag == "dtype_is") {  // a value's dtype never changes
+    } else {
+      f = footprint::everything();
+    }
+    return f;
+  }
+};
+
+// What an action may change, in the terms of its rule's root.
+template <class Root, class Action>
+struct action_effects {
+  static constexpr footprint value() { return footprint::everything(); }  // apply(...), an action type of one's own
+};
+template <class Root, action A, action B>
+struct action_effects<Root, sequence_t<A, B>> {
+  static constexpr footprint value() {
+    footprint f = action_effects<Root, A>::value();
+    return f |= action_effects<Root, B>::value();
+  }
+};
+// Every use of `from` reads `to`: any consumer may now read a producer of to's kinds.
+template <class Root, class From, class To>
+struct action_effects<Root, rewire_t<From, To>> {
+  static constexpr footprint value() {
+    footprint f;
+    f.add_operands(all_kinds, capture_kinds<Root, To>::value);
+    f.uses = capture_kinds<Root, From>::value | capture_kinds<Root, To>::value;
+    return f;
+  }
+};
+// The node goes; the values it read lose a reader.
+template <class Root, class A, bool OnlyIfDead>
+struct action_effects<Root, erase_t<A, OnlyIfDead>> {
+  static constexpr footprint value() {
+    footprint f;
+    f.uses = capture_operand_kinds<Root, A>::value;
+    return f;
+  }
+};
+// A copy of kind K (new, or shared: it gains a reader) now feeds the matched slot; x gains the
+// copy as a reader when it is new, and loses the slot.
+template <class Root, op_kind K, bool Share, class X, class At>
+struct action_effects<Root, copy_into_use_t<K, Share, X, At>> {
+  static constexpr footprint value() {
+    footprint f;
+    f.nodes = kind_bit(K);
+    f.add_operands(site_consumer_kinds<Root>::value, kind_bit(K));
+    f.uses = capture_kinds<Root, X>::value | kind_bit(K);
+    return f;
+  }
+};
+// A copy of kind K of x takes over the uses its predicate picks, of any consumer.
+template <class Root, op_kind K, class X, class Moves>
+struct action_effects<Root, copy_after_t<K, X, Moves>> {
+  static constexpr footprint value() {
+    footprint f;
+    f.nodes = kind_bit(K);
+    f.add_operands(all_kinds, kind_bit(K));
+    f.uses = capture_kinds<Root, X>::value | kind_bit(K);
+    return f;
+  }
+};
+// x now lives where `at` runs; an input's or constant's node device moves with it.
+template <class Root, class X, class At>
+struct action_effects<Root, place_on_t<X, At>> {
+  static constexpr footprint value() {
+    footprint f;
+    f.location = capture_kinds<Root, X>::value;
+    f.node_device = capture_kinds<Root, X>::value & sources;
+    return f;
+  }
+};
+
+}  // namespace detail
+
+template <class Rule>
+constexpr footprint footprint_of() {
+  using Root = typename Rule::root_type;
+  footprint f = detail::root_reads<Root>::value();
+  return f |= detail::guard_reads<Root, std::remove_cvref_t<decltype(std::declval<Rule>().guard)>>::value();
+}
+template <class Rule>
+constexpr footprint effects_of() {
+  using Root = typename Rule::root_type;
+  return detail::action_effects<Root, std::remove_cvref_t<decltype(std::declval<Rule>().action)>>::value();
+}
+
+// Rules numbered from 1 in table order: `enabler`'s action may enable `enabled` (itself too).
+struct rule_pair {
+  std::size_t enabler = 0;
+  std::size_t enabled = 0;
+};
+
+template <class... Rules>
+constexpr std::optional<rule_pair> first_enabling_pair() {
+  constexpr std::size_t n = sizeof...(Rules);
+  const std::array<footprint, n> reads{footprint_of<Rules>()...};
+  const std::array<footprint, n> effects{effects_of<Rules>()...};
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = 0; b < n; ++b)
+      if (may_enable(effects[a], reads[b])) return rule_pair{a + 1, b + 1};
+  return std::nullopt;
+}
+template <class... Rules>
+constexpr std::optional<rule_pair> first_enabling_pair(const rule_table<Rules...>&) {
+  return first_enabling_pair<Rules...>();
+}
+
+}  // namespace devpass::rules::independence
