@@ -198,66 +198,51 @@ struct for_copy_policy {
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.policy == Which; }
 };
 
-struct place_method_inputs {
-  static constexpr std::string_view name = "place-method-inputs";
-  using requires_ = type_list<capabilities::devices_assigned>;
-  using provides = type_list<>;
+// When a phase that only needs copies enabled and an option runs: compiled in always (or as the
+// policy's knob says), active when copies are enabled and the option is set.
+struct when_skipping_h2d_for_inputs {
   template <class Policy>
   static constexpr bool compiled_in = true;
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.skip_h2d_for_method_inputs; }
-  template <class G, class Options>
-  phase_result run(G& g, const Options& o) const {
-    return run_table(place_inputs_table, g, o);
-  }
 };
-
-struct insert_input_copies : for_copy_policy<copy_policy::executorch> {
-  static constexpr std::string_view name = "insert-input-copies";
-  using requires_ = type_list<capabilities::devices_assigned>;
-  using provides = type_list<>;
-  template <class G, class Options>
-  phase_result run(G& g, const Options& o) const {
-    return run_table(executorch_input_table, g, o);
-  }
-};
-
-struct insert_output_copies : for_copy_policy<copy_policy::executorch> {
-  static constexpr std::string_view name = "insert-output-copies";
-  using requires_ = type_list<capabilities::devices_assigned>;
-  using provides = type_list<capabilities::copies_explicit>;
-  template <class G, class Options>
-  phase_result run(G& g, const Options& o) const {
-    return run_table(executorch_output_table, g, o);
-  }
-};
-
-struct insert_shared_copies : for_copy_policy<copy_policy::devpass> {
-  static constexpr std::string_view name = "insert-shared-copies";
-  using requires_ = type_list<capabilities::devices_assigned>;
-  using provides = type_list<capabilities::copies_explicit>;
-  template <class G, class Options>
-  phase_result run(G& g, const Options& o) const {
-    return run_table(devpass_copy_table, g, o);
-  }
-};
-
-struct elide_round_trips {
-  static constexpr std::string_view name = "elide-round-trips";
-  using requires_ = type_list<capabilities::copies_explicit>;
-  using provides = type_list<capabilities::round_trips_elided>;
+struct when_eliding {
   template <class Policy>
   static constexpr bool compiled_in = knobs_of<Policy>().elide_round_trips;
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.elide; }
+};
+
+// A phase that runs one rule table, declared in one line: its name, its table, what it requires
+// and provides (pipeline.hpp checks the order), and `When` — compiled_in<Policy> and active(options).
+template <pattern::fixed_string Name, const auto& Table, class Requires, class Provides, class When>
+struct table_phase : When {
+  static constexpr std::string_view name = Name.view();
+  using requires_ = Requires;
+  using provides = Provides;
   template <class G, class Options>
   phase_result run(G& g, const Options& o) const {
-    return run_table(elide_table, g, o);
+    return run_table(Table, g, o);
   }
 };
+
+// The phases, one line each: name, table, requires, provides, when.
+using capabilities::copies_explicit;
+using capabilities::devices_assigned;
+using capabilities::round_trips_elided;
+struct place_method_inputs : table_phase<"place-method-inputs", place_inputs_table, type_list<devices_assigned>,
+                                         type_list<>, when_skipping_h2d_for_inputs> {};
+struct insert_input_copies : table_phase<"insert-input-copies", executorch_input_table, type_list<devices_assigned>,
+                                         type_list<>, for_copy_policy<copy_policy::executorch>> {};
+struct insert_output_copies : table_phase<"insert-output-copies", executorch_output_table, type_list<devices_assigned>,
+                                          type_list<copies_explicit>, for_copy_policy<copy_policy::executorch>> {};
+struct insert_shared_copies : table_phase<"insert-shared-copies", devpass_copy_table, type_list<devices_assigned>,
+                                          type_list<copies_explicit>, for_copy_policy<copy_policy::devpass>> {};
+struct elide_round_trips : table_phase<"elide-round-trips", elide_table, type_list<copies_explicit>,
+                                       type_list<round_trips_elided>, when_eliding> {};
 
 // Writes the device every value lives on into its spec (the format's spec `device`).
 struct annotate_devices {
   static constexpr std::string_view name = "annotate-devices";
-  using requires_ = type_list<capabilities::copies_explicit>;
+  using requires_ = type_list<copies_explicit>;
   using provides = type_list<>;
   template <class Policy>
   static constexpr bool compiled_in = true;
@@ -273,7 +258,7 @@ struct annotate_devices {
 // ExecuTorch's legacy mode: no copies, only device tags on delegate inputs and outputs.
 struct tag_delegate_devices {
   static constexpr std::string_view name = "tag-delegate-devices";
-  using requires_ = type_list<capabilities::devices_assigned>;
+  using requires_ = type_list<devices_assigned>;
   using provides = type_list<>;
   template <class Policy>
   static constexpr bool compiled_in = true;

@@ -9,9 +9,21 @@
 #include <optional>
 
 #include "devpass/graph/graph_model.hpp"
+#include "devpass/meta/type_list.hpp"
 #include "devpass/pattern/fixed_string.hpp"
 
 namespace devpass::pattern {
+
+// The type lists patterns, guards and actions are made of (meta/type_list.hpp), by their old names.
+using meta::all_in;
+using meta::contains;
+using meta::contains_v;
+using meta::index_of;
+using meta::join_t;
+using meta::type_list;
+using meta::unique;
+template <class... Lists>
+using concat_t [[deprecated("devpass: pattern::concat_t is meta::join_t (devpass::concat joins strings)")]] = meta::join_t<Lists...>;
 
 template <fixed_string Name>
 struct cap {

@@ -146,7 +146,7 @@ constexpr context_guard<F> when(F f) {
 
 template <guard A, guard B>
 struct and_guard : guard_base<and_guard<A, B>> {
-  using reads = concat_t<typename A::reads, typename B::reads>;
+  using reads = join_t<typename A::reads, typename B::reads>;
   A a;
   B b;
   template <class Ctx, class Set>
@@ -162,7 +162,7 @@ struct and_guard : guard_base<and_guard<A, B>> {
 };
 template <guard A, guard B>
 struct or_guard : guard_base<or_guard<A, B>> {
-  using reads = concat_t<typename A::reads, typename B::reads>;
+  using reads = join_t<typename A::reads, typename B::reads>;
   A a;
   B b;
   template <class Ctx, class Set>

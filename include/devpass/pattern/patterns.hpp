@@ -103,7 +103,7 @@ struct any_t : pattern_base<any_t> {
 
 template <op_kind Kind, bool HasOperands, class... Operands>
 struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
-  using binds = concat_t<typename Operands::binds...>;
+  using binds = join_t<typename Operands::binds...>;
   static_assert(unique<binds>::value, "devpass: a capture name is bound twice in one pattern");
 
   // op(operands...): constrains the operands slot by slot.
@@ -179,7 +179,7 @@ struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
 
 template <class P, class C>
 struct bound : pattern_base<bound<P, C>> {
-  using binds = concat_t<typename P::binds, type_list<C>>;
+  using binds = join_t<typename P::binds, type_list<C>>;
   template <class G, class Caps, class Why = no_reason>
   bool match(const G& g, value_ref v, Caps& caps, Why&& why = {}) const {
     if (!P{}.match(g, v, caps, why)) return false;
@@ -215,7 +215,7 @@ constexpr each_output_t<P> each_output(P) {
 
 template <class C, class O>
 struct on_use_t : guardable<on_use_t<C, O>> {
-  using binds = concat_t<typename C::binds, typename O::binds>;
+  using binds = join_t<typename C::binds, typename O::binds>;
   static_assert(unique<binds>::value, "devpass: a capture name is bound twice in one pattern");
   static std::string describe() { return devpass::concat({"on_use(", C::describe(), ", ", O::describe(), ")"}); }
 };

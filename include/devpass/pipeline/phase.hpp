@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "devpass/graph/graph.hpp"
-#include "devpass/rules/context.hpp"
+#include "devpass/graph/rewrite_counters.hpp"
 
 namespace devpass::pipeline {
 
@@ -15,7 +15,7 @@ namespace devpass::pipeline {
 // may return a type derived from it with figures of its own (device propagation:
 // propagation::phase_result); the pipeline hands the phase's own type to the instrumentation.
 struct phase_result {
-  rules::rewrite_counters counters;
+  rewrite_counters counters;
 };
 
 struct no_instrumentation {

@@ -23,12 +23,12 @@
 #include <tuple>
 
 #include "devpass/graph/graph.hpp"
-#include "devpass/pattern/fixed_string.hpp"
+#include "devpass/meta/type_list.hpp"
 #include "devpass/pipeline/phase.hpp"
 
 namespace devpass::pipeline {
 
-using pattern::type_list;
+using meta::type_list;
 
 // Capabilities phases require and provide are any types (devpass's own: passes/capabilities.hpp).
 // One with `static constexpr bool given_by_input = true` holds before the first phase.
@@ -41,7 +41,7 @@ template <class Required, class Provided>
 struct all_met;
 template <class... Required, class Provided>
 struct all_met<type_list<Required...>, Provided>
-    : std::bool_constant<((given_by_input<Required> || pattern::contains_v<Required, Provided>) && ...)> {};
+    : std::bool_constant<((given_by_input<Required> || meta::contains_v<Required, Provided>) && ...)> {};
 
 template <class Provided, class... Phases>
 struct order_check;
@@ -52,7 +52,7 @@ struct order_check<Provided, Phase, Rest...> {
   static constexpr bool phase_ok = all_met<typename Phase::requires_, Provided>::value;
   static_assert(phase_ok, "devpass: pipeline order: a phase requires a capability no earlier phase provides");
   static constexpr bool value =
-      phase_ok && order_check<pattern::concat_t<Provided, typename Phase::provides>, Rest...>::value;
+      phase_ok && order_check<meta::join_t<Provided, typename Phase::provides>, Rest...>::value;
 };
 
 // The same check over the phases Policy compiles in: a phase that another phase's requirement
@@ -68,7 +68,7 @@ struct compiled_order_check<Policy, Provided, Phase, Rest...> {
   static_assert(phase_ok,
                 "devpass: pipeline order under this policy: a phase requires a capability that no earlier phase "
                 "compiled in by the policy provides");
-  using next_provided = std::conditional_t<in, pattern::concat_t<Provided, typename Phase::provides>, Provided>;
+  using next_provided = std::conditional_t<in, meta::join_t<Provided, typename Phase::provides>, Provided>;
   static constexpr bool value = phase_ok && compiled_order_check<Policy, next_provided, Rest...>::value;
 };
 }  // namespace detail

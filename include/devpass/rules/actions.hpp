@@ -27,7 +27,7 @@
 namespace devpass::rules {
 
 using pattern::type_list;
-using pattern::concat_t;
+using pattern::join_t;
 
 template <class Self>
 struct action_base {};
@@ -222,7 +222,7 @@ constexpr apply_t<F, Caps...> apply(F f, Caps...) {
 
 template <action A, action B>
 struct sequence_t : action_base<sequence_t<A, B>> {
-  using uses = concat_t<typename A::uses, typename B::uses>;
+  using uses = join_t<typename A::uses, typename B::uses>;
   static constexpr bool erases = A::erases || B::erases;
   A a;
   B b;

@@ -13,23 +13,10 @@
 #include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/graph.hpp"
 #include "devpass/graph/id_allocator.hpp"
+#include "devpass/graph/rewrite_counters.hpp"
 #include "devpass/rules/trace.hpp"
 
 namespace devpass::rules {
-
-struct rewrite_counters {
-  std::size_t matches_tried = 0;  // root sites a pattern was tried on
-  std::size_t rewrites = 0;       // rules applied
-  std::size_t nodes_added = 0;
-  std::size_t nodes_removed = 0;
-  rewrite_counters& operator+=(const rewrite_counters& o) {
-    matches_tried += o.matches_tried;
-    rewrites += o.rewrites;
-    nodes_added += o.nodes_added;
-    nodes_removed += o.nodes_removed;
-    return *this;
-  }
-};
 
 // The copies a rule table has found or made, by (value, copy kind, device side): a shared copy is
 // looked up once per use of its value, and scanning a value's uses for it each time is quadratic

@@ -259,15 +259,6 @@ struct apply_options {
 };
 
 namespace detail {
-// What a run added to the context's counters.
-inline rewrite_counters counters_since(const rewrite_counters& before, rewrite_counters now) {
-  now.matches_tried -= before.matches_tried;
-  now.rewrites -= before.rewrites;
-  now.nodes_added -= before.nodes_added;
-  now.nodes_removed -= before.nodes_removed;
-  return now;
-}
-
 // The sweep every table runs, apart from how a node is tried: `visit(v)` tries the table at v
 // once and is true when a rule was applied; the rule's action left the nodes it touched in
 // `revisit`. A function of the graph model alone, so a program's tables share one instantiation
@@ -349,7 +340,7 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
   const bool tombstones =
       detail::sweep(g, ctx.revisit, [](void* state, vertex v) { return (*static_cast<visit_t*>(state))(v); }, &visit);
   if (options.compact_at_end && (tombstones || ctx.counters.nodes_removed != before.nodes_removed)) compact(g);
-  return detail::counters_since(before, ctx.counters);
+  return ctx.counters.since(before);
 }
 
 }  // namespace devpass::rules

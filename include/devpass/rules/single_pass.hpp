@@ -154,7 +154,7 @@ rewrite_counters apply_rules(const single_pass_table<Rules...>& single, Ctx& ctx
     }(std::index_sequence_for<Rules...>{});
   }
   if (options.compact_at_end && (tombstones || ctx.counters.nodes_removed != before.nodes_removed)) compact(g);
-  return detail::counters_since(before, ctx.counters);
+  return ctx.counters.since(before);
 }
 
 }  // namespace devpass::rules
