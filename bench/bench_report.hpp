@@ -1,8 +1,10 @@
 // bench/bench_report.hpp — what every benchmark shares: one JSON object per line on stdout
 // ({"bench", "metric", "value", "unit"}, the format scripts/bench passes on), wall and processor
-// timers, peak RSS, and size tags ("1m", "100k").
+// timers, peak RSS, runs in a fresh child (in_fresh_process) or of another program
+// (run_process), and size tags ("1m", "100k").
 #pragma once
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <ctime>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace devpass::bench {
 
@@ -90,6 +93,45 @@ auto in_fresh_process(F&& f) {
     std::exit(1);
   }
   return r;
+}
+
+// What one run of another program cost: wall seconds from fork to its exit, and its peak RSS
+// (wait4's rusage of that child).
+struct process_run {
+  double seconds = 0;
+  long peak_rss_kib = 0;
+};
+
+// Runs `args` (args[0] the program's path) with standard output to /dev/null and waits for it;
+// exits on any failure. Call it from a process that never held much memory: Linux counts into a
+// child's peak RSS the address space it was forked from (measured here: /bin/true reports 820 MB
+// when started from a process holding 800 MB, by fork or by posix_spawn, and 1 MB from a small
+// one), so a bench that measures a child keeps its own graphs in other children.
+inline process_run run_process(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t child = fork();
+  if (child < 0) {
+    std::perror("bench: fork");
+    std::exit(1);
+  }
+  if (child == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDOUT_FILENO);
+    execv(argv[0], argv.data());
+    std::perror(argv[0]);
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  if (wait4(child, &status, 0, &usage) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "bench: %s failed\n", args[0].c_str());
+    std::exit(1);
+  }
+  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), usage.ru_maxrss};
 }
 
 inline std::string size_tag(std::size_t n) {

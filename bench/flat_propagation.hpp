@@ -72,8 +72,11 @@ inline std::uint32_t append_copy(flat_graph& f, std::uint8_t kind, std::int32_t 
   return id;
 }
 
-// Insert, elide, compact. Returns the copy counts of the final graph.
-inline flat_result flat_propagate(flat_graph f) {
+// Insert, elide, compact. Returns the copy counts of the final graph; with `result`, also the
+// final graph, and with `was`, for each of its nodes its index before compaction (below the
+// input's node count: that node of the input; from it on: the copies, in the order made). The
+// bench's timed runs pass neither; bench/dom_flat_process.cpp writes the result out.
+inline flat_result flat_propagate(flat_graph f, flat_graph* result = nullptr, std::vector<std::uint32_t>* was = nullptr) {
   const std::uint32_t original = static_cast<std::uint32_t>(f.op.size());
   const auto add_copy = [&](std::uint8_t kind, std::int32_t dev, std::uint32_t node, std::uint32_t output) {
     return append_copy(f, kind, dev, node, output);
@@ -134,6 +137,7 @@ inline flat_result flat_propagate(flat_graph f) {
   for (std::uint32_t v = 0; v < total; ++v) {
     if (dead[v]) continue;
     renumber[v] = static_cast<std::uint32_t>(out.op.size());
+    if (was) was->push_back(v);
     out.op.push_back(f.op[v]);
     out.dev.push_back(f.dev[v]);
     out.arity.push_back(f.arity[v]);
@@ -150,6 +154,7 @@ inline flat_result flat_propagate(flat_graph f) {
     }
   }
   r.nodes = out.op.size();
+  if (result) *result = std::move(out);
   return r;
 }
 

@@ -160,6 +160,107 @@ TEST_CASE("writer: escapes strings so that they read back unchanged") {
   CHECK(to_json(back) == text);
 }
 
+namespace {
+
+// The escaping of the writer before it wrote runs and blocks (one byte at a time, into a
+// std::string): the reference the faster code must match, byte for byte.
+std::string reference_json_string(std::string_view text) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (u < 0x20) {
+          out += "\\u00";
+          out += hex[u >> 4];
+          out += hex[u & 0xF];
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+TEST_CASE("writer: every byte is escaped as the byte-at-a-time reference does, wherever it stands") {
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    const std::string plain(40, 'p');
+    for (const std::string& text : {std::string(1, c), "ab" + std::string(1, c) + "cd", std::string(3, c) + "x",
+                                    plain + c, c + plain, plain + c + plain + c}) {
+      INFO("byte " << b << ", " << text.size() << " bytes");
+      const std::string expected = reference_json_string(text);
+      std::string appended = "<";
+      detail::append_json_string(appended, text);
+      CHECK(appended == "<" + expected);
+      std::string written(detail::json_escaped_size_max(text.size()), '\0');
+      written.resize(static_cast<std::size_t>(detail::write_json_string_body(written.data(), text) - written.data()));
+      CHECK("\"" + written + "\"" == expected);
+    }
+  }
+  std::string empty;
+  detail::append_json_string(empty, std::string_view{});
+  CHECK(empty == "\"\"");
+}
+
+TEST_CASE("writer: ids with escapes, in ids, kernels and ':N' input references, are written as the reference escapes them") {
+  graph g;
+  g[boost::graph_bundle].name = std::string("m\x7f\n");
+  std::string every_byte;  // 1..255: the reader would refuse some as UTF-8, the writer passes them through
+  for (int b = 1; b < 256; ++b) every_byte += static_cast<char>(b);
+  const vertex x = add_node(g, {.id = every_byte, .op = op_kind::input, .outputs = {f32(1), f32(1), f32(1)}});
+  const vertex q = add_node(g, {.id = "\"", .op = op_kind::input, .outputs = {f32(1), f32(1)}});
+  const vertex c = add_node(g, {.id = "\\", .op = op_kind::call, .kernel = every_byte, .outputs = {f32(1)}, .attrs = "{}"});
+  const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
+  connect(g, {x, 2}, c, 0);
+  connect(g, {q, 1}, c, 1);
+  connect(g, {x, 0}, c, 2);
+  connect(g, {c, 0}, out, 0);
+  const std::string reference_id = reference_json_string(every_byte);
+  const std::string with_output = reference_id.substr(0, reference_id.size() - 1) + ":2\"";
+  const std::string text = to_json(g);
+  CHECK(text.find("\"name\":" + reference_json_string(method_name(g)) + ",") != std::string::npos);
+  CHECK(text.find("{\"id\":" + reference_id + ",\"op\":\"input\"") != std::string::npos);
+  CHECK(text.find("{\"id\":\"\\\\\",\"op\":\"call\",\"kernel\":" + reference_id + ",\"inputs\":[" + with_output + ",\"\\\":1\"," +
+                  reference_id + "]") != std::string::npos);
+}
+
+TEST_CASE("writer: the buffered formatter writes the same bytes whatever its block size") {
+  // Fields of every kind, one of them larger than the small blocks (it grows the block for it).
+  const auto format = [](std::size_t block) {
+    std::ostringstream os;
+    detail::write_buffer out(os, block);
+    for (int i = 0; i < 200; ++i) {
+      out.text("{\"k\":");
+      out.integer(i * 1234567891011LL - 5);
+      out.text(',');
+      out.json_string("a\"b\\c\x01" + std::to_string(i));
+      out.json_string_with_output("n\t" + std::to_string(i), static_cast<std::uint32_t>(i) * 40000u);
+      out.device_name(i % 3 ? cuda_device(static_cast<std::uint16_t>(i * 300)) : cpu_device);
+      out.text(i % 50 ? std::string_view("}") : std::string_view(std::string(3000, 'z')));
+    }
+    out.flush();
+    return os.str();
+  };
+  const std::string whole = format(detail::write_buffer::default_block);
+  CHECK(whole.size() > 20000);
+  CHECK(whole.find("\"n\\t199:7960000\"cuda:59700") != std::string::npos);
+  for (const std::size_t block : {1, 7, 64, 4096}) {
+    INFO("block " << block);
+    CHECK(format(block) == whole);
+  }
+}
+
 TEST_CASE("writer: a cycle is reported, not written") {
   graph g;
   const vertex a = add_node(g, {.id = "a", .op = op_kind::call, .kernel = "k", .outputs = {f32(1)}});

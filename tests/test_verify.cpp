@@ -68,6 +68,44 @@ TEST_CASE("verify_structure: every later copy of an id is reported against the f
                                                                   "node 'x': id: duplicate id (also node #0)"});
 }
 
+TEST_CASE("verify_structure: duplicates far apart in a long graph are found, erased nodes' ids are not counted") {
+  // Ids are hashed some nodes ahead of the check (first_id_index::prefetch): a graph many times
+  // that distance, erased nodes between, the first of each id far from its copy.
+  graph g;
+  vertex last = add_node(g, {.id = "in", .op = op_kind::input, .outputs = {f32(2)}});
+  for (int i = 0; i < 100; ++i) {
+    const vertex dead = add_node(g, {.id = i % 10 ? "dead" + std::to_string(i) : "c3", .op = op_kind::constant, .outputs = {f32(2)}});
+    erase_node(g, dead);
+    const vertex c = add_node(g, {.id = "c" + std::to_string(i), .op = op_kind::call, .kernel = "relu", .outputs = {f32(2)}});
+    connect(g, {last, 0}, c, 0);
+    last = c;
+  }
+  connect(g, {last, 0}, add_node(g, {.id = "out", .op = op_kind::output}), 0);
+  CHECK(verify_structure(g).ok());
+  g[140].id = "c5";  // vertex 140 is c69; c5 is vertex 12
+  g[200].id = "c5";
+  g[198].id = "in";
+  CHECK(lines(verify_structure(g)) == std::vector<std::string>{"node 'c5': id: duplicate id (also node #12)",
+                                                                "node 'in': id: duplicate id (also node #0)",
+                                                                "node 'c5': id: duplicate id (also node #12)"});
+}
+
+TEST_CASE("verify_structure: a graph with erased nodes and edges against vertex order has no cycle, and one with a cycle is named") {
+  graph g;
+  const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
+  erase_node(g, add_node(g, {.id = "gone", .op = op_kind::constant, .outputs = {f32(2)}}));
+  const vertex r = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "relu", .outputs = {f32(2)}});
+  const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {f32(2)}});
+  connect(g, {x, 0}, r, 0);
+  connect(g, {r, 0}, out, 0);
+  CHECK(verify_structure(g).ok());
+  const vertex s = add_node(g, {.id = "s", .op = op_kind::call, .kernel = "relu", .outputs = {f32(2)}});
+  g[r].arity = 2;
+  connect(g, {s, 0}, r, 1);
+  connect(g, {r, 0}, s, 0);
+  CHECK(lines(verify_structure(g)) == std::vector<std::string>{"node 'r': inputs: cycle: the node depends on itself"});
+}
+
 TEST_CASE("verify_structure: an id ending in ':<digits>' is reported (a reference would read an output)") {
   placed_graph s;
   s.g[s.r].id = "r:1";

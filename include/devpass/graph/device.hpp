@@ -7,7 +7,9 @@
 
 #include <charconv>
 #include <compare>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,9 +63,23 @@ namespace detail {
   return d;
 }
 
+// The longest text form, "cuda:65535".
+inline constexpr std::size_t device_name_size_max = 10;
+
+// Writes the text form of `d` at `to`, which has room for device_name_size_max bytes; returns the
+// end. The file writer calls it per node, into its buffer, with no string made.
+inline char* write_device_name(char* to, device d) noexcept {
+  if (d.is_host()) {
+    std::memcpy(to, "cpu", 3);
+    return to + 3;
+  }
+  std::memcpy(to, "cuda:", 5);
+  return std::to_chars(to + 5, to + device_name_size_max, d.index).ptr;
+}
+
 [[nodiscard]] inline std::string to_string(device d) {
-  if (d.is_host()) return "cpu";
-  return "cuda:" + std::to_string(d.index);
+  char text[device_name_size_max];
+  return std::string(text, write_device_name(text, d));
 }
 
 }  // namespace devpass

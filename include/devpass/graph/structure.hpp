@@ -125,7 +125,12 @@ template <class G>
 template <class G>
 [[nodiscard]] std::string value_name(const G& g, value_ref value) {
   std::string text = display_name(g, value.producer);
-  if (value.output != 0) text += ":" + std::to_string(value.output);
+  if (value.output != 0) {
+    // Two appends, not `":" + std::to_string(...)`: g++ 12 warns (-Wstringop-overflow, a false
+    // positive) on the inlined operator+ in every TU that instantiates this.
+    text += ':';
+    text += std::to_string(value.output);
+  }
   return text;
 }
 
