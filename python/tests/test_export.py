@@ -6,6 +6,7 @@ the bridge: devpass-opt on the exported file makes exactly the copies devpass's 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import re
@@ -43,7 +44,9 @@ def _inputs():
 HOST_OPS = ("aten.amax.default", "aten.mul.Tensor")  # what this pretend backend cannot run
 
 
+@functools.lru_cache(maxsize=None)
 def _edge(scheme):
+    """Exported and lowered once per scheme: the tests only read it, or take a deep copy to emit."""
     partitioner = DevicePartitioner(scheme, keep_on_host=HOST_OPS)
     return to_edge_transform_and_lower(torch.export.export(Block(), _inputs()), partitioner=[partitioner])
 
