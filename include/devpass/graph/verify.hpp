@@ -135,6 +135,21 @@ class first_id_index {
   std::uint64_t hashes_[2 * ahead] = {};
 };
 
+// What verify_structure reads of node v beyond its own storage: its id's characters, its
+// output specs and its in-edge entries (heap blocks, a cache miss each), asked for early.
+inline void prefetch_heap_blocks(const graph& g, vertex v) {
+  const auto& stored = g.m_vertices[v];
+  __builtin_prefetch(stored.m_property.id.data());
+  __builtin_prefetch(stored.m_property.outputs.data());
+  __builtin_prefetch(stored.m_in_edges.data());
+}
+// ... and then its producers' nodes (loaded once v's in-edge entries are) and its first spec's shape.
+inline void prefetch_producers(const graph& g, vertex v) {
+  const auto& stored = g.m_vertices[v];
+  if (!stored.m_property.outputs.empty()) __builtin_prefetch(stored.m_property.outputs.front().shape.data());
+  for (const auto& in : stored.m_in_edges) __builtin_prefetch(&g.m_vertices[in.get_target()]);
+}
+
 // The messages of the two device checks below, out of line: they are built only for a bad graph,
 // and composing them inline put a chain of string temporaries into every model's instantiation.
 [[gnu::cold, gnu::noinline]] inline void report_produced_device(verify_report& r, const std::string& node, std::uint32_t k,
@@ -259,6 +274,8 @@ template <class G>
     if (!g[v].erased) first_with_id.prefetch(g, v);
   for (vertex v = 0; v < n; ++v) {
     if (const vertex next = v + first_with_id.ahead; next < n && !g[next].erased) first_with_id.prefetch(g, next);
+    if (const vertex far = v + 2 * first_with_id.ahead; far < n) detail::prefetch_heap_blocks(g, far);
+    if (const vertex next = v + first_with_id.ahead; next < n) detail::prefetch_producers(g, next);
     const node& nd = g[v];
     if (nd.erased) continue;
     const std::string& id = nd.id;
