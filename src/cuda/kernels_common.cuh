@@ -1,6 +1,6 @@
 // Shared device helpers of src/cuda/kernels_*.cu (included only from .cu files).
 // exp, erf, sin/cos and the activations come from portable_math.hpp, the same code the host
-// kernels run, and reductions follow its block order: with --fmad=false (DevpassCuda.cmake) the
+// kernels run, and reductions follow its block order: with --fmad=false (devpassCuda.cmake) the
 // CUDA kernels compute the host kernels' bits.
 #pragma once
 

@@ -1,7 +1,9 @@
 # Builds tests/consumer against devpass, as an installed package (MODE=install) or as a
 # subdirectory (MODE=subdirectory), then runs it.
 file(REMOVE_RECURSE ${WORK_DIR})
-# CONSUMER: the project to build (default tests/consumer); CONSUMER_ARGS: more -D options for it.
+# CONSUMER: the project to build (default tests/consumer); CONSUMER_ARGS: more -D options for it;
+# EXPECT_BUILD_ERROR_TARGET and EXPECT_BUILD_ERROR: a target of it whose build must fail with a
+# message containing that text.
 if(NOT CONSUMER)
   set(CONSUMER consumer)
 endif()
@@ -19,3 +21,11 @@ execute_process(COMMAND ${CMAKE_COMMAND} -S ${consumer_dir} -B ${WORK_DIR}/consu
   COMMAND_ERROR_IS_FATAL ANY OUTPUT_QUIET)
 execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer COMMAND_ERROR_IS_FATAL ANY OUTPUT_QUIET)
 execute_process(COMMAND ${WORK_DIR}/consumer/consumer COMMAND_ERROR_IS_FATAL ANY)
+if(EXPECT_BUILD_ERROR_TARGET)
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer --target ${EXPECT_BUILD_ERROR_TARGET}
+    RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  string(FIND "${output}" "${EXPECT_BUILD_ERROR}" at)
+  if(status EQUAL 0 OR at EQUAL -1)
+    message(FATAL_ERROR "building ${EXPECT_BUILD_ERROR_TARGET} should fail with \"${EXPECT_BUILD_ERROR}\"; it gave (${status}):\n${output}")
+  endif()
+endif()

@@ -52,8 +52,12 @@ class id_allocator {
   // See the header comment for what `candidate` must look like.
   [[nodiscard]] std::string make_derived(vertex base, std::string candidate) {
     if (!usable(base, candidate)) return make(std::move(candidate));
-    if (clashes(base, candidate) && taken(candidate)) candidate = renumber_derived(base, candidate);
-    record(base, hash_of(candidate));
+    std::uint64_t h = hash_of(candidate);
+    if (clashes(base, candidate, h) && taken(candidate)) {
+      candidate = renumber_derived(base, candidate);
+      h = hash_of(candidate);
+    }
+    record(base, h);
     return candidate;
   }
 
@@ -81,7 +85,7 @@ class id_allocator {
   [[gnu::cold, gnu::noinline]] std::string renumber_derived(vertex base, const std::string& original) {
     for (std::size_t k = 2;; ++k) {
       std::string candidate = numbered(original, k);
-      if (!clashes(base, candidate) || !taken(candidate)) return candidate;
+      if (!clashes(base, candidate, hash_of(candidate)) || !taken(candidate)) return candidate;
     }
   }
   static std::string numbered(std::string_view base, std::size_t k) { return concat({base, "#", std::to_string(k)}); }
@@ -121,8 +125,7 @@ class id_allocator {
 
   // A derived candidate may equal: an existing id (table, by suffix group), an id make()
   // issued (table), an id derived from the same base (its entries).
-  bool clashes(vertex base, std::string_view candidate) {
-    const std::uint64_t h = hash_of(candidate);
+  bool clashes(vertex base, std::string_view candidate, std::uint64_t h) {
     if (prepare(candidate) && contains(h)) return true;
     if (base < derived_head_.size())
       for (std::uint32_t e = derived_head_[base]; e != 0; e = derived_[e - 1].next)

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,20 +83,22 @@ inline std::optional<device> produces_on(op_kind op, device at) {
   }
 }
 
-// The first node with each id: open addressing over (hash, vertex), ids compared only when the
-// hashes match. A node-based map costs an allocation per node, which dominated verifying 1M nodes.
+// The first node with each id: open addressing over (hash tag, vertex), 8 bytes a slot, ids
+// compared only when the tags match. A node-based map costs an allocation per node, which
+// dominated verifying 1M nodes. Indexes fewer than 2^32 - 1 nodes (verify_structure checks).
 class first_id_index {
  public:
   static constexpr vertex none = static_cast<vertex>(-1);
+  static constexpr std::size_t max_nodes = std::numeric_limits<std::uint32_t>::max() - 1;
   explicit first_id_index(std::size_t count) {
     std::size_t capacity = 16;
     while (capacity < 2 * count) capacity *= 2;
-    slots_.assign(capacity, {0, none});
+    slots_.assign(capacity, {0, empty});
   }
   // Hashes the id of node v (live) and starts loading its slot. The table is far larger than
-  // the caches (1.5M nodes: 64 MB) and each probe is a miss: waited for one node at a time, the
-  // misses were 58% of verify_structure's time on the propagated 1M-node graph; asked for
-  // `ahead` nodes early, they overlap. Call it before find_or_insert(g, v, ...).
+  // the caches and each probe is a miss: waited for one node at a time, the misses dominate
+  // verify_structure on large graphs; asked for `ahead` nodes early, they overlap. Call it
+  // before find_or_insert(g, v, ...).
   static constexpr vertex ahead = 16;
   void prefetch(const graph& g, vertex v) {
     const std::uint64_t hash = std::hash<std::string_view>{}(g[v].id);
@@ -106,26 +109,46 @@ class first_id_index {
   // `prefetched`, prefetch(g, v) was called and its hash is used.
   vertex find_or_insert(const graph& g, vertex v, std::string_view id, bool prefetched = false) {
     const std::uint64_t hash = prefetched ? hashes_[v % (2 * ahead)] : std::hash<std::string_view>{}(id);
+    const auto tag = static_cast<std::uint32_t>(hash >> 32);
     for (std::size_t i = hash & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
       slot& s = slots_[i];
-      if (s.node == none) {
-        s = {hash, v};
+      if (s.node == empty) {
+        s = {tag, static_cast<std::uint32_t>(v)};
         return none;
       }
-      if (s.hash == hash && g[s.node].id == id) return s.node;
+      if (s.tag == tag && g[s.node].id == id) return s.node;
     }
   }
+  // Frees the table once the ids are checked: the cycle check after it needs memory of its
+  // own, and the two together would set devpass-opt's peak.
+  void release() { std::vector<slot>().swap(slots_); }
 
  private:
+  static constexpr std::uint32_t empty = std::numeric_limits<std::uint32_t>::max();
   struct slot {
-    std::uint64_t hash;
-    vertex node;
+    std::uint32_t tag;  // the hash's upper half (its lower bits pick the slot)
+    std::uint32_t node;
   };
   std::vector<slot> slots_;
   // The hashes of the nodes prefetched and not yet inserted: those of v + 1 .. v + ahead while v
   // is inserted, so twice that many places.
   std::uint64_t hashes_[2 * ahead] = {};
 };
+
+// What verify_structure reads of node v beyond its own storage: its id's characters, its
+// output specs and its in-edge entries (heap blocks, a cache miss each), asked for early.
+inline void prefetch_heap_blocks(const graph& g, vertex v) {
+  const auto& stored = g.m_vertices[v];
+  __builtin_prefetch(stored.m_property.id.data());
+  __builtin_prefetch(stored.m_property.outputs.data());
+  __builtin_prefetch(stored.m_in_edges.data());
+}
+// ... and then its producers' nodes (loaded once v's in-edge entries are) and its first spec's shape.
+inline void prefetch_producers(const graph& g, vertex v) {
+  const auto& stored = g.m_vertices[v];
+  if (!stored.m_property.outputs.empty()) __builtin_prefetch(stored.m_property.outputs.front().shape.data());
+  for (const auto& in : stored.m_in_edges) __builtin_prefetch(&g.m_vertices[in.get_target()]);
+}
 
 // The messages of the two device checks below, out of line: they are built only for a bad graph,
 // and composing them inline put a chain of string temporaries into every model's instantiation.
@@ -188,35 +211,27 @@ void check_propagation_input(verify_report& r, const G& g, vertex v, std::vector
   if (const op_kind op = role_of(g, v); op == op_kind::d2h_copy || op == op_kind::d2d_copy) check_reads(r, g, v, bad_reads);
 }
 
-// True when the live nodes have a cycle: Kahn's algorithm, ready nodes on a stack. `erased`:
-// whether the graph holds an erased node; without one (a compacted graph, what passes leave)
-// every edge joins live nodes, so no edge's other end is read (each such read is a cache miss:
-// a third of this check's time on the propagated 1M-node graph).
-[[nodiscard]] inline bool has_cycle(const graph& g, bool erased = true) {
+// True when the live nodes have a cycle: Kahn's algorithm, ready nodes on a stack, over the
+// edge list's successor table (structure.hpp: sequential reads, not a cache miss per node).
+[[nodiscard]] inline bool has_cycle(const graph& g) {
   const std::size_t n = boost::num_vertices(g);
-  std::vector<std::uint32_t> waiting(n, 0);
+  std::vector<std::uint8_t> live(n);
+  std::size_t live_count = 0;
+  for (vertex v = 0; v < n; ++v) live_count += live[v] = !g[v].erased;
+  successor_table next(g, live, [](vertex, vertex) {});
+  std::vector<std::uint32_t>& waiting = next.in_degree;  // counted down
   std::vector<vertex> ready;
-  std::size_t live = 0;
-  for (vertex v = 0; v < n; ++v) {
-    if (g[v].erased) continue;
-    ++live;
-    if (!erased) {
-      waiting[v] = static_cast<std::uint32_t>(boost::in_degree(v, g));
-    } else {
-      for (const auto e : boost::make_iterator_range(boost::in_edges(v, g)))
-        if (!g[boost::source(e, g)].erased) ++waiting[v];
-    }
-    if (waiting[v] == 0) ready.push_back(v);
-  }
+  for (vertex v = 0; v < n; ++v)
+    if (live[v] && waiting[v] == 0) ready.push_back(v);
   std::size_t done = 0;
   while (!ready.empty()) {
     const vertex v = ready.back();
     ready.pop_back();
     ++done;
-    for (const auto e : boost::make_iterator_range(boost::out_edges(v, g)))
-      if (const vertex t = boost::target(e, g); (!erased || !g[t].erased) && --waiting[t] == 0) ready.push_back(t);
+    for (const std::uint32_t t : next.of(v))
+      if (--waiting[t] == 0) ready.push_back(t);
   }
-  return done != live;
+  return done != live_count;
 }
 
 }  // namespace detail
@@ -245,22 +260,24 @@ template <class G>
 [[nodiscard]] inline verify_report verify_structure(const graph& g) {
   verify_report r;
   const std::size_t n = boost::num_vertices(g);
+  if (n > detail::first_id_index::max_nodes) {
+    detail::report(r, "", "nodes", "more than 2^32 - 2 nodes: too many to verify");
+    return r;
+  }
   detail::first_id_index first_with_id(n);
   std::vector<vertex> output_nodes;
   std::vector<std::uint32_t> slot_uses;
   std::vector<std::pair<std::uint32_t, std::string>> bad_refs;
   bool backward_edge = false;  // without one, vertex order is topological and there is no cycle
 
-  bool erased = false;  // whether any node is: without one, the cycle check reads no producer
   for (vertex v = 0; v < std::min<std::size_t>(n, first_with_id.ahead); ++v)
     if (!g[v].erased) first_with_id.prefetch(g, v);
   for (vertex v = 0; v < n; ++v) {
     if (const vertex next = v + first_with_id.ahead; next < n && !g[next].erased) first_with_id.prefetch(g, next);
+    if (const vertex far = v + 2 * first_with_id.ahead; far < n) detail::prefetch_heap_blocks(g, far);
+    if (const vertex next = v + first_with_id.ahead; next < n) detail::prefetch_producers(g, next);
     const node& nd = g[v];
-    if (nd.erased) {
-      erased = true;
-      continue;
-    }
+    if (nd.erased) continue;
     const std::string& id = nd.id;
 
     // id
@@ -348,6 +365,7 @@ template <class G>
     }
   }
 
+  first_with_id.release();
   if (output_nodes.empty()) detail::report(r, "", "nodes", "no output node");
   for (std::size_t i = 1; i < output_nodes.size(); ++i)
     detail::report(r, g[output_nodes[i]].id, "op", "a second output node (the first is '" + g[output_nodes[0]].id + "')");
@@ -356,7 +374,7 @@ template <class G>
   // algorithm with a plain stack decides it in O(V + E) (topological_order's priority queue costs
   // a log factor: half of verify's time on a propagated 1M-node graph); only a graph with a cycle
   // goes on to topological_order, whose message names a node on it.
-  if (backward_edge && detail::has_cycle(g, erased)) {
+  if (backward_edge && detail::has_cycle(g)) {
     try {
       (void)topological_order(g);
     } catch (const graph_error& e) {

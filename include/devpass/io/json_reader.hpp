@@ -20,6 +20,12 @@
 // path is only ever the same reading, faster.
 #pragma once
 
+// devpass::io is defined without simdjson too (CMakeLists.txt), so that a program linking it
+// learns what is missing here rather than from CMake's "target not found".
+#ifdef DEVPASS_IO_WITHOUT_SIMDJSON
+#error "devpass: the devpass.graph/1 reader needs simdjson, which was not found when devpass was configured: install it (Debian: libsimdjson-dev) and configure again"
+#endif
+
 #include <charconv>
 #include <cstdint>
 #include <cstdio>

@@ -171,6 +171,15 @@ constexpr auto split_rule_guard(const Rule& r) {
 template <class Rule>
 using split_guard_of = decltype(split_rule_guard(std::declval<const Rule&>()));
 
+// Every rule's guard split once for a whole run: element I is rule I's split guard. Rule I and
+// its split guard are element I of a flat tuple (rule.hpp): O(1) per rule to instantiate.
+template <class... Rules>
+auto split_guards(const flat_tuple<Rules...>& rules) {  // (a decltype return type would not mangle)
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return flat_tuple<split_guard_of<Rules>...>{{split_rule_guard(element<I, Rules>(rules))}...};
+  }(std::index_sequence_for<Rules...>{});
+}
+
 // The bound error, whatever names the rule: "rule <rule> was applied N times ...<hint>".
 [[noreturn, gnu::cold]] inline void throw_bound_reached(std::string_view rule, std::size_t applied, std::size_t bound,
                                                         std::string_view hint) {
@@ -312,12 +321,7 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
   const std::size_t bound = options.bound ? options.bound : 4 * (boost::num_vertices(g) + boost::num_edges(g)) + 64;
   std::array<std::size_t, sizeof...(Rules)> applied{};
 
-  // Every rule's guard, split once for the whole run (guard_split.hpp). Rule I and its split
-  // guard are element I of a flat tuple (rule.hpp): O(1) per rule to instantiate.
-  using guards_t = detail::flat_tuple<detail::split_guard_of<Rules>...>;
-  const guards_t guards = [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return guards_t{{detail::split_rule_guard(detail::element<I, Rules>(table.rules))}...};
-  }(std::index_sequence_for<Rules...>{});
+  const auto guards = detail::split_guards(table.rules);  // once for the whole run (guard_split.hpp)
 
   detail::operand_cache operands;
   // Tries the table at v once, rules in order; true when a rule was applied.

@@ -132,10 +132,7 @@ rewrite_counters apply_rules(const single_pass_table<Rules...>& single, Ctx& ctx
   auto& g = ctx.g;
   static_assert(check_graph_model<std::remove_reference_t<decltype(g)>>());
   const rewrite_counters before = ctx.counters;
-  using guards_t = detail::flat_tuple<detail::split_guard_of<Rules>...>;
-  const guards_t guards = [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return guards_t{{detail::split_rule_guard(detail::element<I, Rules>(single.rules().rules))}...};
-  }(std::index_sequence_for<Rules...>{});
+  const auto guards = detail::split_guards(single.rules().rules);
 
   detail::operand_cache operands;
   bool tombstones = false;

@@ -5,7 +5,7 @@
 set(devpass_reference_tus)
 foreach(i RANGE 1 3)
   set(tu ${CMAKE_CURRENT_BINARY_DIR}/compile_reference/compile_reference_${i}.cpp)
-  file(CONFIGURE OUTPUT ${tu} CONTENT "// The compile-time reference TU (cmake/DevpassCompileReference.cmake).\n#include <boost/graph/adjacency_list.hpp>\n")
+  file(CONFIGURE OUTPUT ${tu} CONTENT "// The compile-time reference TU (cmake/devpassCompileReference.cmake).\n#include <boost/graph/adjacency_list.hpp>\n")
   list(APPEND devpass_reference_tus ${tu})
 endforeach()
 add_library(devpass_compile_reference OBJECT ${devpass_reference_tus})
