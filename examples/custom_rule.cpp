@@ -35,7 +35,7 @@ constexpr auto preload_rules = make_table(
 // A phase: any type with a name, its requirements and a run().
 struct preload_constants {
   static constexpr std::string_view name = "preload-constants";
-  using requires_ = type_list<capabilities::copies_explicit>;
+  using expects = type_list<capabilities::copies_explicit>;
   using provides = type_list<>;
   template <class Policy>
   static constexpr bool compiled_in = Policy::preload_constants;

@@ -20,7 +20,7 @@ struct options {
 
 struct first_phase {
   static constexpr std::string_view name = "first";
-  using requires_ = type_list<capabilities::devices_assigned>;
+  using expects = type_list<capabilities::devices_assigned>;
   using provides = type_list<capabilities::copies_explicit>;
   template <class Policy>
   static constexpr bool compiled_in = true;
@@ -33,7 +33,7 @@ struct first_phase {
 // Breaks the graph on purpose: a second output node.
 struct second_phase {
   static constexpr std::string_view name = "second";
-  using requires_ = type_list<capabilities::copies_explicit>;
+  using expects = type_list<capabilities::copies_explicit>;
   using provides = type_list<>;
   template <class Policy>
   static constexpr bool compiled_in = Policy::enable_second;
@@ -53,7 +53,7 @@ struct shapes_inferred {
 };
 struct reads_shapes {
   static constexpr std::string_view name = "reads-shapes";
-  using requires_ = type_list<shapes_inferred>;
+  using expects = type_list<shapes_inferred>;
   using provides = type_list<>;
   template <class Policy>
   static constexpr bool compiled_in = true;
@@ -62,6 +62,19 @@ struct reads_shapes {
     return {};
   }
 };
+
+// A phase written before `expects` had its name: `requires_` is still read (deprecated).
+struct older_phase {
+  static constexpr std::string_view name = "older";
+  using requires_ = type_list<capabilities::copies_explicit>;
+  using provides = type_list<>;
+  template <class Policy>
+  static constexpr bool compiled_in = true;
+  pipeline::phase_result run(graph&, const options&) const { return {}; }
+};
+static_assert(std::is_same_v<pipeline::expects_of<older_phase>, type_list<capabilities::copies_explicit>>);
+static_assert(std::is_same_v<pipeline::expects_of<first_phase>, type_list<capabilities::devices_assigned>>);
+static_assert(pipeline::detail::order_check<type_list<>, first_phase, older_phase>::value);
 
 struct with_second {
   static constexpr bool enable_second = true;

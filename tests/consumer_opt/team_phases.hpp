@@ -30,7 +30,7 @@ inline constexpr auto fold_table = make_table(
 struct fold_bounces {
   static constexpr std::string_view name = "fold-bounces";
   static constexpr std::string_view description = "one d2d_copy for each h2d_copy(d2h_copy(x)) between two devices";
-  using requires_ = devpass::pipeline::type_list<devpass::capabilities::copies_explicit>;
+  using expects = devpass::pipeline::type_list<devpass::capabilities::copies_explicit>;
   using provides = devpass::pipeline::type_list<>;
   template <class Policy>
   static constexpr bool compiled_in = true;

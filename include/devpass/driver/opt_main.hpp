@@ -408,8 +408,8 @@ template <class... Extra>
 void check_extra_phases(const options& o) {
   std::size_t i = 0;
   const auto check = [&]<class Phase>(std::type_identity<Phase>) {
-    constexpr bool needs_copies = devpass::pattern::contains_v<devpass::capabilities::copies_explicit, typename Phase::requires_> ||
-                                  devpass::pattern::contains_v<devpass::capabilities::round_trips_elided, typename Phase::requires_>;
+    constexpr bool needs_copies = devpass::pattern::contains_v<devpass::capabilities::copies_explicit, devpass::pipeline::expects_of<Phase>> ||
+                                  devpass::pattern::contains_v<devpass::capabilities::round_trips_elided, devpass::pipeline::expects_of<Phase>>;
     if (needs_copies && o.extra_phases[i] && !o.propagate)
       throw devpass::config_error("--" + std::string(Phase::name) + " needs --propagate-device (it requires explicit copies)");
     ++i;

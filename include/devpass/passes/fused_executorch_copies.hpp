@@ -242,7 +242,7 @@ void materialise_executorch_copies(G& g, const fused::plan& p) {
 // Fused, insert-input-copies' time is the planning, the last phase's the making.
 struct executorch_copies : for_copy_policy<copy_policy::executorch> {
   static constexpr std::string_view name = "executorch-copies";
-  using requires_ = type_list<capabilities::devices_assigned>;
+  using expects = type_list<capabilities::devices_assigned>;
   using provides = type_list<capabilities::copies_explicit, capabilities::round_trips_elided>;
 
   template <class Policy, class G, class Options, class Instrumentation>

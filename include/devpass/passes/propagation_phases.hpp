@@ -213,10 +213,10 @@ struct when_eliding {
 
 // A phase that runs one rule table, declared in one line: its name, its table, what it requires
 // and provides (pipeline.hpp checks the order), and `When` — compiled_in<Policy> and active(options).
-template <pattern::fixed_string Name, const auto& Table, class Requires, class Provides, class When>
+template <pattern::fixed_string Name, const auto& Table, class Expects, class Provides, class When>
 struct table_phase : When {
   static constexpr std::string_view name = Name.view();
-  using requires_ = Requires;
+  using expects = Expects;
   using provides = Provides;
   template <class G, class Options>
   phase_result run(G& g, const Options& o) const {
@@ -242,7 +242,7 @@ struct elide_round_trips : table_phase<"elide-round-trips", elide_table, type_li
 // Writes the device every value lives on into its spec (the format's spec `device`).
 struct annotate_devices {
   static constexpr std::string_view name = "annotate-devices";
-  using requires_ = type_list<copies_explicit>;
+  using expects = type_list<copies_explicit>;
   using provides = type_list<>;
   template <class Policy>
   static constexpr bool compiled_in = true;
@@ -258,7 +258,7 @@ struct annotate_devices {
 // ExecuTorch's legacy mode: no copies, only device tags on delegate inputs and outputs.
 struct tag_delegate_devices {
   static constexpr std::string_view name = "tag-delegate-devices";
-  using requires_ = type_list<devices_assigned>;
+  using expects = type_list<devices_assigned>;
   using provides = type_list<>;
   template <class Policy>
   static constexpr bool compiled_in = true;

@@ -2,7 +2,8 @@
 //
 // A phase is any type with
 //   static constexpr std::string_view name;
-//   using requires_ = type_list<capability...>;   what must hold before it runs
+//   using expects   = type_list<capability...>;   what must hold before it runs (`requires_`,
+//                                                   its name before, is still read: deprecated)
 //   using provides  = type_list<capability...>;   what holds after it ran
 //   template <class Policy> static constexpr bool compiled_in;   false drops it at compile time
 //   template <class G, class Options> phase_result run(G&, const Options&) const;   (G: any model)
@@ -21,6 +22,7 @@
 
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 
 #include "devpass/graph/graph.hpp"
 #include "devpass/meta/type_list.hpp"
@@ -36,12 +38,28 @@ template <class Capability>
 inline constexpr bool given_by_input = requires { requires Capability::given_by_input; };
 
 namespace detail {
+template <class Phase>
+auto expected_by(int) -> typename Phase::expects;
+template <class Phase>
+auto expected_by(long) -> typename Phase::requires_;  // the deprecated name
+template <class Phase>
+auto expected_by(...) -> void;  // declares neither: the pipeline checks say so
+}  // namespace detail
+// What must hold before Phase runs: its `expects` (or, deprecated, its `requires_`).
+template <class Phase>
+using expects_of = decltype(detail::expected_by<Phase>(0));
+template <class Phase>
+inline constexpr bool declares_expects = !std::is_void_v<expects_of<Phase>>;
+
+namespace detail {
 // Every capability in Required is in Provided or given by the input.
 template <class Required, class Provided>
 struct all_met;
 template <class... Required, class Provided>
 struct all_met<type_list<Required...>, Provided>
     : std::bool_constant<((given_by_input<Required> || meta::contains_v<Required, Provided>) && ...)> {};
+template <class Provided>
+struct all_met<void, Provided> : std::false_type {};  // no `expects`: reported on its own
 
 template <class Provided, class... Phases>
 struct order_check;
@@ -49,7 +67,9 @@ template <class Provided>
 struct order_check<Provided> : std::true_type {};
 template <class Provided, class Phase, class... Rest>
 struct order_check<Provided, Phase, Rest...> {
-  static constexpr bool phase_ok = all_met<typename Phase::requires_, Provided>::value;
+  static_assert(declares_expects<Phase>,
+                "devpass: a phase declares what must hold before it runs: using expects = type_list<capability...>;");
+  static constexpr bool phase_ok = all_met<expects_of<Phase>, Provided>::value;
   static_assert(phase_ok, "devpass: pipeline order: a phase requires a capability no earlier phase provides");
   static constexpr bool value =
       phase_ok && order_check<meta::join_t<Provided, typename Phase::provides>, Rest...>::value;
@@ -64,7 +84,9 @@ struct compiled_order_check<Policy, Provided> : std::true_type {};
 template <class Policy, class Provided, class Phase, class... Rest>
 struct compiled_order_check<Policy, Provided, Phase, Rest...> {
   static constexpr bool in = Phase::template compiled_in<Policy>;
-  static constexpr bool phase_ok = !in || all_met<typename Phase::requires_, Provided>::value;
+  static_assert(declares_expects<Phase>,
+                "devpass: a phase declares what must hold before it runs: using expects = type_list<capability...>;");
+  static constexpr bool phase_ok = !in || all_met<expects_of<Phase>, Provided>::value;
   static_assert(phase_ok,
                 "devpass: pipeline order under this policy: a phase requires a capability that no earlier phase "
                 "compiled in by the policy provides");
