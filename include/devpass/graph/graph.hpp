@@ -133,10 +133,10 @@ struct graph_model<graph> {
 [[nodiscard]] inline const std::string& method_name(const graph& g) { return g[boost::graph_bundle].name; }
 
 // Room for the nodes passes add, to reserve before a graph is filled. Vertex storage is one
-// vector, and growing it when full moves every node: measured 0.09–0.11 s for 1M nodes, most of
-// it page faults on the new block. Reserved before the graph is filled, the room costs address
-// space only, until a pass uses it. read_graph reserves this much; device propagation adds 39%
-// (devpass policy) of the synthetic graphs' nodes as copies.
+// vector, and growing it when full moves every node (mostly page faults on the new block:
+// docs/performance.md). Reserved before the graph is filled, the room costs address space only,
+// until a pass uses it. read_graph reserves this much: device propagation adds copies in about
+// that proportion to model-shaped graphs.
 [[nodiscard]] constexpr std::size_t node_capacity_for(std::size_t nodes) noexcept { return nodes + nodes / 2; }
 
 // Moves the node in (boost::add_vertex(property, g) would copy its strings and vectors).

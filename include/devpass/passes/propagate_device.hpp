@@ -85,8 +85,7 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   Options effective = options;
   // The devpass insertion never makes a round trip: it copies a device value straight to where it
   // is read (a d2d between devices), and only host readers get a d2h. So on a graph with no copy
-  // in it there is nothing to elide, and the elision sweep (10% of the pass on 1M nodes) is
-  // skipped. Tested: tests/test_propagate_properties.cpp runs the elision table after such runs.
+  // in it there is nothing to elide, and the elision sweep (a tenth of the pass) is skipped. Tested: tests/test_propagate_properties.cpp runs the elision table after such runs.
   if (effective.policy == copy_policy::devpass && stats.before.copies() == 0) effective.elide = false;
   census_watch<Instrumentation> watch{instrumentation};
   phases.template run<Policy>(g, effective, watch);

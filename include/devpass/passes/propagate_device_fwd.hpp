@@ -3,8 +3,8 @@
 //
 // The pass is templates over the graph model and the policy, so every TU that includes
 // propagate_device.hpp and calls it compiles the whole pass again: the rule tables, the driver,
-// the verifier's input check (g++ -O2, about 3 s above the graph model's own headers on the
-// development machine; docs/performance.md, "Compile time"). A compiler calls it from a few
+// the verifier's input check (several times the graph model's own compile time: the figures are
+// in docs/performance.md, "Compile time"). A compiler calls it from a few
 // places; this header lets those TUs call it for the price of a declaration:
 //
 //   // in any number of TUs

@@ -221,7 +221,7 @@ template <class Rule, class Ctx>
 // of v; true when it was applied.
 // A function of this rule's types only, not a lambda in apply_rules: a lambda there is named
 // after the whole table, so N rules made N functions whose names are O(N) long, O(N^2) to
-// mangle, emit and link (g++ -O2, 200 rules: a 12 MB object file, nearly all symbol names).
+// mangle, emit and link (docs/performance.md, "Compile time").
 template <class Rule, class Guard, class Ctx>
 bool try_rule(const Rule& r, const Guard& guard, Ctx& ctx, vertex v, operand_cache& operands, std::size_t& applied,
               std::size_t bound, std::size_t index, std::size_t rules) {
@@ -257,8 +257,7 @@ template <class Rule, class Guard, class Ctx>
 // Up to this many rules, a table's rules may be inlined into the driver loop (the propagation
 // tables have 1 to 3). A larger table calls one function per rule: inlined, its N rules make one
 // function of size O(N), and an optimiser's cost grows faster than the size of the function
-// (clang 14 -O2, 100 rules: 8.6 s of 18.9 s went to optimising that function; called, 1.4 s
-// for every function of the TU, 8.5 s in all).
+// (measured in docs/performance.md, "Compile time").
 inline constexpr std::size_t inline_rules_max = 16;
 }  // namespace detail
 
