@@ -179,7 +179,7 @@ TEST_CASE("placement: random intervals plan validly and deterministically, never
   MESSAGE(above_before << " of 180 above the bound with the five orders; the repair made " << improved << " smaller, "
                        << reached << " of them down to the bound");
   // The repair does its job on these: most of the instances the five orders leave above the
-  // bound get smaller (measured 2026-12-04; a regression in the repair shows up here).
+  // bound get smaller (measured 2026-12-03; a regression in the repair shows up here).
   CHECK(above_before > 20);
   CHECK(improved * 2 > above_before);
 }
