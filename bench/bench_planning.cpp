@@ -7,6 +7,9 @@
 // specs each time, so the runs are identical), in wall time and in processor time.
 // Usage: bench_planning [nodes] [repeats]
 //        bench_planning --files a.json b.json ...   (per file and buffer: bytes, lower bound, ratio)
+//        bench_planning --intervals tests/data/planning/*.intervals
+//            (per file, ExecuTorch's planning intervals: bytes, those of the five orders alone,
+//            lower bound, ratio, and place_intervals' time, best of 200)
 #include <sys/resource.h>
 
 #include <chrono>
@@ -14,9 +17,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <numeric>
 #include <string>
+#include <vector>
 
 #include "devpass/graph/verify.hpp"
+#include "devpass/interop/array_plan.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "bench_report.hpp"
@@ -54,10 +62,68 @@ int plan_files(int count, char** paths) {
   return 0;
 }
 
+// One file of bench/dump_planning_intervals.py's format: `alignment A`, `arenas N`, `greedy A B`,
+// then `first last size arena` a value (`#` comments). Arena 0 only is reported (the files have one).
+int plan_intervals(int count, char** paths) {
+  for (int f = 0; f < count; ++f) {
+    std::ifstream in(paths[f]);
+    if (!in) {
+      std::fprintf(stderr, "bench_planning: cannot read %s\n", paths[f]);
+      return 1;
+    }
+    std::vector<std::uint32_t> first, last, arena;
+    std::vector<std::uint64_t> size;
+    std::uint32_t alignment = 16, arenas = 1;
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream fields(line);
+      std::string word;
+      fields >> word;
+      if (word == "alignment") fields >> alignment;
+      else if (word == "arenas") fields >> arenas;
+      else if (word != "greedy") {
+        std::uint32_t l = 0, a = 0;
+        std::uint64_t s = 0;
+        fields >> l >> s >> a;
+        first.push_back(static_cast<std::uint32_t>(std::stoul(word)));
+        last.push_back(l);
+        size.push_back(s);
+        arena.push_back(a);
+      }
+    }
+    const devpass::interop::interval_arrays values{first, last, size, arena, arenas};
+    devpass::interop::placement_arrays plan;
+    const double s = devpass::bench::best_seconds(200, [&] { plan = devpass::interop::place_intervals(values, alignment); });
+    // The five orders alone (before the repair): the same items place_intervals builds.
+    std::vector<std::size_t> members(first.size());
+    std::iota(members.begin(), members.end(), std::size_t{0});
+    std::stable_sort(members.begin(), members.end(), [&](std::size_t x, std::size_t y) { return first[x] < first[y]; });
+    std::vector<devpass::detail::plan_item> items;
+    for (const std::size_t i : members)
+      if (arena[i] == 0) items.push_back({first[i], last[i], (size[i] + alignment - 1) / alignment * alignment, 0, {}});
+    std::uint64_t five = ~std::uint64_t{0};
+    std::vector<std::uint64_t> offsets;
+    for (const auto order : {devpass::detail::placement_order::size, devpass::detail::placement_order::size_then_life,
+                             devpass::detail::placement_order::area, devpass::detail::placement_order::life,
+                             devpass::detail::placement_order::definition})
+      five = std::min(five, devpass::detail::place_greedy(items, order, offsets));
+    const std::string name = std::filesystem::path(paths[f]).stem().string() + ":";
+    const auto bound = static_cast<double>(plan.lower_bounds[0]);
+    emit(name + "bytes", static_cast<double>(plan.arena_sizes[0]), "B");
+    emit(name + "five_orders_bytes", static_cast<double>(five), "B");
+    emit(name + "lower_bound", bound, "B");
+    emit(name + "ratio", bound > 0 ? static_cast<double>(plan.arena_sizes[0]) / bound : 1.0, "x");
+    emit(name + "place_intervals_seconds", s, "s");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--files") return plan_files(argc - 2, argv + 2);
+  if (argc > 1 && std::string(argv[1]) == "--intervals") return plan_intervals(argc - 2, argv + 2);
   const std::size_t nodes = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 3;
   const std::string tag = size_tag(nodes);

@@ -1,6 +1,7 @@
 // tests/graph_dir.hpp — where the test programs find the repository's sample graphs
 // (tests/data/graphs): $DEVPASS_GRAPH_DIR when set, so a staged copy of the programs on another
 // machine (scripts/gpu-check) reads the graphs it carried along; else the path CMake compiled in.
+// planning_path: tests/data/planning, beside the graphs (the intervals of ExecuTorch's planning calls).
 #pragma once
 
 #include <cstdlib>
@@ -12,4 +13,5 @@ inline std::string graph_dir() {
   return DEVPASS_GRAPH_DIR;
 }
 inline std::string graph_path(const std::string& relative) { return graph_dir() + "/" + relative; }
+inline std::string planning_path(const std::string& relative) { return graph_dir() + "/../planning/" + relative; }
 }  // namespace devpass::testing_support

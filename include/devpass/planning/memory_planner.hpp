@@ -13,6 +13,7 @@
 //  - offsets: greedy by size into the best-fitting gap among the values whose lifetimes overlap
 //    (TFLite's and ExecuTorch's heuristic). The overlap query is a max-segment-tree over values in
 //    definition order, so a value costs O((k + 1) log n) for k overlapping placed values, not O(n).
+//    Above the lower bound, four more orders, then a bounded repair of them (place_items).
 //  - every planned spec gets mem_id and offset; every other spec loses them.
 // Laws: two values of one arena whose lifetimes intersect never overlap in bytes; every offset is
 // a multiple of the arena's alignment; size >= lower_bound; the same graph gives the same plan.
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -108,19 +110,9 @@ enum class placement_order : std::uint8_t {
   definition,     // definition order (what an online allocator would do)
 };
 
-// Places `items` (sorted by `first`) in `order`: each into the smallest gap that fits between the
-// placed items alive at the same time, else on top of them. Writes offsets[i] for items[i] and
-// returns the arena size.
-inline std::uint64_t place_greedy(const std::vector<plan_item>& items, placement_order order,
-                                  std::vector<std::uint64_t>& offsets) {
+// The sequence `items` (sorted by `first`) are placed in under `order`: item indices.
+inline std::vector<std::uint32_t> placement_sequence(const std::vector<plan_item>& items, placement_order order) {
   const std::size_t m = items.size();
-  offsets.assign(m, 0);
-  if (m == 0) return 0;
-  // defined_by[s]: how many items are defined at steps <= s.
-  std::vector<std::uint32_t> defined_by(items.back().first + 1, 0);
-  for (const auto& item : items) ++defined_by[item.first];
-  for (std::size_t s = 1; s < defined_by.size(); ++s) defined_by[s] += defined_by[s - 1];
-
   struct key {
     std::uint64_t primary, secondary;
     std::uint32_t index;
@@ -146,12 +138,28 @@ inline std::uint64_t place_greedy(const std::vector<plan_item>& items, placement
     return a.index < b.index;  // items are in definition order: earlier first
   };
   if (!std::is_sorted(keys.begin(), keys.end(), before)) std::sort(keys.begin(), keys.end(), before);  // equal sizes: already
+  std::vector<std::uint32_t> sequence(m);
+  for (std::size_t i = 0; i < m; ++i) sequence[i] = keys[i].index;
+  return sequence;
+}
+
+// Places `items` (sorted by `first`) one after the other as `sequence` lists them (each index
+// once): each into the smallest gap that fits between the placed items alive at the same time,
+// else on top of them. Writes offsets[i] for items[i] and returns the arena size.
+inline std::uint64_t place_in_sequence(const std::vector<plan_item>& items, const std::vector<std::uint32_t>& sequence,
+                                       std::vector<std::uint64_t>& offsets) {
+  const std::size_t m = items.size();
+  offsets.assign(m, 0);
+  if (m == 0) return 0;
+  // defined_by[s]: how many items are defined at steps <= s.
+  std::vector<std::uint32_t> defined_by(items.back().first + 1, 0);
+  for (const auto& item : items) ++defined_by[item.first];
+  for (std::size_t s = 1; s < defined_by.size(); ++s) defined_by[s] += defined_by[s - 1];
 
   placed_index placed(m);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  // (offset, end) of overlapping items
   std::uint64_t arena = 0;
-  for (const key& k : keys) {
-    const std::uint32_t i = k.index;
+  for (const std::uint32_t i : sequence) {
     const plan_item& item = items[i];
     if (item.size == 0) continue;  // needs no bytes; offset 0 is valid in every arena
     // Items defined after item.last cannot overlap: they are past `end` in definition order.
@@ -179,6 +187,25 @@ inline std::uint64_t place_greedy(const std::vector<plan_item>& items, placement
   return arena;
 }
 
+// Places `items` (sorted by `first`) in `order` (place_in_sequence of placement_sequence).
+inline std::uint64_t place_greedy(const std::vector<plan_item>& items, placement_order order,
+                                  std::vector<std::uint64_t>& offsets) {
+  return place_in_sequence(items, placement_sequence(items, order), offsets);
+}
+
+// One repair step: the items that `offsets` (a placement of `sequence`) puts above `target`
+// move to the front of the sequence, each group keeping its order. Placed earlier, they take
+// the low offsets and the items that fitted under the target before fill in around them.
+// Returns whether the sequence changed (a fixed point ends the repair).
+inline bool promote_above(const std::vector<plan_item>& items, std::vector<std::uint32_t>& sequence,
+                          const std::vector<std::uint64_t>& offsets, std::uint64_t target) {
+  const auto above = [&](std::uint32_t i) { return offsets[i] + items[i].size > target; };
+  const auto first_below = std::find_if_not(sequence.begin(), sequence.end(), above);
+  if (std::find_if(first_below, sequence.end(), above) == sequence.end()) return false;  // already in front
+  std::stable_partition(first_below, sequence.end(), above);
+  return true;
+}
+
 // The most aligned bytes alive at any one step: no placement can use less.
 inline std::uint64_t live_bytes_peak(const std::vector<plan_item>& items, std::size_t steps) {
   std::vector<std::int64_t> delta(steps + 1, 0);
@@ -191,23 +218,57 @@ inline std::uint64_t live_bytes_peak(const std::vector<plan_item>& items, std::s
   return static_cast<std::uint64_t>(peak);
 }
 
+// The repair's budget, in item placements (passes times items): 24 passes of a few hundred
+// values (ExecuTorch's methods), fewer as arenas grow, none from 2^19 values on (a 1M-node
+// graph's arenas), so planning stays O(n log n) in the graph and deterministic in its effort.
+inline constexpr std::size_t repair_passes_max = 24;
+inline constexpr std::size_t repair_work_max = std::size_t{1} << 19;
+inline constexpr std::size_t repair_passes_per_order = 7;
+
 // Places `items` with the best of the placement orders: greedy by size first, the others only
 // when it misses the lower bound (on most graphs it does not, and then planning costs one pass).
-// Ties keep the earlier order, so the result is deterministic. Writes item.offset; returns the
-// arena size.
+// When all five miss it, a bounded repair (squeaky wheel): per order, in the order that measured
+// best (area, life, definition, size, size then life; docs/memory-planning.md), the items the
+// last pass put above the lower bound move to the front of its sequence (promote_above) and the
+// sequence is placed again, up to repair_passes_per_order times or a fixed point, until the bound
+// is reached or the budget is spent. Every pass is a candidate and only a strictly smaller arena
+// replaces the best, so the result is never larger than the five orders' and is deterministic.
+// Writes item.offset; returns the arena size.
 inline std::uint64_t place_items(std::vector<plan_item>& items, std::uint64_t lower_bound) {
+  constexpr placement_order orders[] = {placement_order::size, placement_order::size_then_life, placement_order::area,
+                                        placement_order::life, placement_order::definition};
+  constexpr std::size_t order_count = std::size(orders);
+  const std::size_t m = items.size();
+  std::size_t repair_budget = m == 0 ? 0 : std::min(repair_passes_max, repair_work_max / m);
+  std::vector<std::vector<std::uint32_t>> sequences(order_count);
+  std::vector<std::vector<std::uint64_t>> placed(order_count);  // each sequence's last placement
   std::vector<std::uint64_t> best, trial;
-  std::uint64_t best_size = place_greedy(items, placement_order::size, best);
-  for (const placement_order order : {placement_order::size_then_life, placement_order::area, placement_order::life,
-                                     placement_order::definition}) {
-    if (best_size <= lower_bound) break;
-    const std::uint64_t size = place_greedy(items, order, trial);
+  std::uint64_t best_size = ~std::uint64_t{0};
+  for (std::size_t k = 0; k < order_count && best_size > lower_bound; ++k) {
+    std::vector<std::uint32_t> sequence = placement_sequence(items, orders[k]);
+    const std::uint64_t size = place_in_sequence(items, sequence, trial);
     if (size < best_size) {
       best_size = size;
-      best.swap(trial);
+      best = trial;
+    }
+    if (repair_budget > 0) {
+      sequences[k] = std::move(sequence);
+      placed[k] = std::move(trial);
     }
   }
-  for (std::size_t i = 0; i < items.size(); ++i) items[i].offset = best[i];
+  for (const std::size_t k : {2, 3, 4, 0, 1}) {
+    if (best_size <= lower_bound || repair_budget == 0) break;
+    for (std::size_t pass = 0; pass < repair_passes_per_order && repair_budget > 0 && best_size > lower_bound; ++pass) {
+      if (!promote_above(items, sequences[k], placed[k], lower_bound)) break;
+      --repair_budget;
+      const std::uint64_t size = place_in_sequence(items, sequences[k], placed[k]);
+      if (size < best_size) {
+        best_size = size;
+        best = placed[k];
+      }
+    }
+  }
+  for (std::size_t i = 0; i < m; ++i) items[i].offset = best[i];
   return best_size;
 }
 
