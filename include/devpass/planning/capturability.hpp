@@ -77,14 +77,14 @@ struct capture_verdict {
   std::vector<capture_reason> reasons;  // splits and blockers, in execution order
 };
 
-namespace detail {
-[[nodiscard]] inline bool device_work(const node& n) {
+// What a capture holds: copies and delegates on a device. What splits or blocks it: calls and
+// host delegates.
+[[nodiscard]] inline bool is_device_work(const node& n) {
   return is_copy(n.op) || (n.op == op_kind::delegate && !n.device.is_host());
 }
-[[nodiscard]] inline bool host_work(const node& n) {
+[[nodiscard]] inline bool is_host_work(const node& n) {
   return n.op == op_kind::call || (n.op == op_kind::delegate && n.device.is_host());
 }
-}  // namespace detail
 
 // Precondition: `plan` is plan_memory's for g as it is now (propagated: copies explicit).
 [[nodiscard]] inline capture_verdict capturability(const graph& g, const memory_plan& plan) {
@@ -128,7 +128,7 @@ namespace detail {
   std::vector<std::size_t> pending_splits;  // reasons of host work after the current segment
   for (const vertex v : plan.order) {
     const node& n = g[v];
-    if (detail::device_work(n)) {
+    if (is_device_work(n)) {
       // Host work seen since the last device work splits the method: it was between two runs.
       if (!pending_splits.empty()) {
         close_segment();
@@ -143,7 +143,7 @@ namespace detail {
       check_values_of(v);
       current.nodes.push_back(v);
       if (n.op == op_kind::d2h_copy) d2h_in_current[v] = 1;
-    } else if (detail::host_work(n) && !current.nodes.empty()) {
+    } else if (is_host_work(n) && !current.nodes.empty()) {
       bool waits = false;
       std::string read;
       for (const value_ref in : operands(g, v))

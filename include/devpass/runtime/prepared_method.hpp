@@ -41,6 +41,7 @@
 #include "devpass/planning/capturability.hpp"
 #include "devpass/planning/memory_plan.hpp"
 #include "devpass/runtime/executor.hpp"
+#include "devpass/runtime/segment_replay.hpp"
 #include "devpass/runtime/stream.hpp"
 
 namespace devpass::runtime {
@@ -75,7 +76,7 @@ class prepared_method {
         verdict_(capturability(g, plan)) {
     if (options_.constants == nullptr) options_.constants = &own_constants_;
     if (options_.graphs != graph_mode::off) choose_segments();
-    detail::allocate_arenas(plan_, allocators_, arenas_);  // once, for every run
+    allocate_arenas(plan_, allocators_, arenas_);  // once, for every run
   }
   prepared_method(const prepared_method&) = delete;
   prepared_method& operator=(const prepared_method&) = delete;
@@ -85,7 +86,7 @@ class prepared_method {
     const execute_options options{.seed = options_.seed, .constants = options_.constants, .profile = call.profile,
                                   .streams = call.streams};
     execution_result result =
-        detail::execution(g_, plan_, allocators_, kernels_, inputs, options, arenas_, pending_host_reads_,
+        execution(g_, plan_, allocators_, kernels_, inputs, options, arenas_, pending_host_reads_,
                           replaying() ? &replay_ : nullptr, true)
             .run();
     ++runs_;
@@ -97,7 +98,7 @@ class prepared_method {
   // Segments recorded by the first run and replayed by every later one.
   [[nodiscard]] std::size_t replayed_segments() const noexcept {
     std::size_t n = 0;
-    for (const auto& s : replay_.segments) n += s.mode != detail::segment_mode::normal;
+    for (const auto& s : replay_.segments) n += s.mode != segment_mode::normal;
     return n;
   }
   // Why segments (or the whole method) run node by node in graph mode, one line each.
@@ -126,7 +127,7 @@ class prepared_method {
     }
     replay_.segment_of.assign(boost::num_vertices(g_), -1);
     for (std::size_t i = 0; i < verdict_.segments.size(); ++i) {
-      detail::replay_segment segment;
+      replay_segment segment;
       segment.nodes = verdict_.segments[i].nodes;
       for (const vertex v : segment.nodes) replay_.segment_of[v] = static_cast<std::int32_t>(i);
       segment.mode = mode_for(segment, i);
@@ -136,7 +137,7 @@ class prepared_method {
   }
 
   // How segment i can be replayed on these allocators, or normal (with the reason noted).
-  detail::segment_mode mode_for(detail::replay_segment& segment, std::size_t i) {
+  segment_mode mode_for(replay_segment& segment, std::size_t i) {
     const std::string which = "segment " + std::to_string(i + 1) + " ";
     std::vector<device> devices;
     for (const vertex v : segment.nodes) {
@@ -153,11 +154,11 @@ class prepared_method {
         return false;
       };
       for (const value_ref in : operands(g_, v)) {
-        if (!stable(in)) return detail::segment_mode::normal;
+        if (!stable(in)) return segment_mode::normal;
         devices.push_back(location_of(g_, in));
       }
       for (std::uint32_t k = 0; k < n.outputs.size(); ++k) {
-        if (!stable({v, k})) return detail::segment_mode::normal;
+        if (!stable({v, k})) return segment_mode::normal;
         devices.push_back(location_of(g_, {v, k}));
       }
       devices.push_back(n.device);
@@ -168,7 +169,7 @@ class prepared_method {
       device_allocator& a = allocators_.find(d);
       if (!a.underlying().emulated() && std::find(real.begin(), real.end(), &a) == real.end()) real.push_back(&a);
     }
-    if (real.empty()) return detail::segment_mode::record;
+    if (real.empty()) return segment_mode::record;
 #if defined(DEVPASS_HAS_CUDA)
     const bool all_real = std::all_of(devices.begin(), devices.end(), [&](device d) {
       return d.is_host() || !allocators_.find(d).underlying().emulated();
@@ -178,7 +179,7 @@ class prepared_method {
                      which + "cannot be captured: its device work spans " +
                          (all_real ? "several CUDA devices" : "real and emulated devices") +
                          " (a CUDA graph is captured from one device's stream)");
-      return detail::segment_mode::normal;
+      return segment_mode::normal;
     }
     for (const vertex v : segment.nodes) {
       const node& n = g_[v];
@@ -189,15 +190,15 @@ class prepared_method {
       if (entry == nullptr || !entry->cuda) {
         not_replayable(n.id, which + "cannot be captured: kernel '" + n.kernel +
                                  "' has no CUDA implementation here, so it runs on host copies between device work");
-        return detail::segment_mode::normal;
+        return segment_mode::normal;
       }
     }
     segment.stream_owner = real.front();
-    return detail::segment_mode::cuda_graph;
+    return segment_mode::cuda_graph;
 #else
     not_replayable(g_[segment.nodes.front()].id, which + "cannot be captured: it runs on a real device and this "
                                                          "program does not link devpass::cuda");
-    return detail::segment_mode::normal;
+    return segment_mode::normal;
 #endif
   }
 
@@ -208,9 +209,9 @@ class prepared_method {
     bool host_output = false;
     for (const value_ref out : method_outputs(g_)) host_output = host_output || location_of(g_, out).is_host();
     for (auto& segment : replay_.segments) {
-      if (segment.mode != detail::segment_mode::cuda_graph) continue;
+      if (segment.mode != segment_mode::cuda_graph) continue;
       const auto last = std::find(order.begin(), order.end(), segment.nodes.back());
-      const bool host_after = std::any_of(last, order.end(), [&](vertex v) { return devpass::detail::host_work(g_[v]); });
+      const bool host_after = std::any_of(last, order.end(), [&](vertex v) { return is_host_work(g_[v]); });
       segment.wait_after = host_after || host_output;
     }
   }
@@ -223,8 +224,8 @@ class prepared_method {
   capture_verdict verdict_;
   std::vector<std::string> not_replayed_;
   std::size_t runs_ = 0;
-  detail::replay_state replay_;
-  std::vector<detail::pending_host_read> pending_host_reads_;  // copies of a run on a caller's stream
+  replay_state replay_;
+  std::vector<pending_host_read> pending_host_reads_;  // copies of a run on a caller's stream
   // Declared last so they are freed first (the cache's tensors and the arenas need the allocators).
   constant_cache own_constants_;
   std::vector<device_buffer> arenas_;
