@@ -138,11 +138,9 @@ void erase_node(G& g, vertex v) {
 // Passes append what they add, so erased nodes and dead edges usually lie past a long prefix
 // that keeps its numbers (the input graph): the renumbering tables cover only what follows the
 // first erased node and the first dead edge, a node before it stays where it is, and a list entry
-// is rewritten only when it refers past either. At 1M nodes the executorch policy's elision
-// erases 1.4M of 2.9M nodes, all of them copies: this compaction took 0.27 s there with
-// whole-graph tables and every entry rewritten, 0.20-0.22 s now (the rest is mostly reading each
-// live node's lists, a cache miss each, and freeing the erased nodes' lists). Marking the lists
-// to rewrite from the edge vector instead of reading them all was slower (0.28-0.32 s).
+// is rewritten only when it refers past either: after a literal elision, which erases only
+// copies appended at the end, most nodes keep their numbers (figures, and marking the lists to
+// rewrite from the edge vector, which was slower: docs/performance.md).
 template <class G>
 void compact(G& g) {
   const std::size_t n = boost::num_vertices(g);
