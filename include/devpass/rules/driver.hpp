@@ -172,9 +172,11 @@ template <class Rule>
 using split_guard_of = decltype(split_rule_guard(std::declval<const Rule&>()));
 
 // Every rule's guard split once for a whole run: element I is rule I's split guard. Rule I and
-// its split guard are element I of a flat tuple (rule.hpp): O(1) per rule to instantiate.
+// its split guard are element I of a flat tuple (rule.hpp): O(1) per rule to instantiate. The
+// table is taken whole because clang cannot deduce Rules through the flat_tuple alias.
 template <class... Rules>
-auto split_guards(const flat_tuple<Rules...>& rules) {  // (a decltype return type would not mangle)
+auto split_guards(const rule_table<Rules...>& table) {  // (a decltype return type would not mangle)
+  const auto& rules = table.rules;
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return flat_tuple<split_guard_of<Rules>...>{{split_rule_guard(element<I, Rules>(rules))}...};
   }(std::index_sequence_for<Rules...>{});
@@ -320,7 +322,7 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
   const std::size_t bound = options.bound ? options.bound : 4 * (boost::num_vertices(g) + boost::num_edges(g)) + 64;
   std::array<std::size_t, sizeof...(Rules)> applied{};
 
-  const auto guards = detail::split_guards(table.rules);  // once for the whole run (guard_split.hpp)
+  const auto guards = detail::split_guards(table);  // once for the whole run (guard_split.hpp)
 
   detail::operand_cache operands;
   // Tries the table at v once, rules in order; true when a rule was applied.

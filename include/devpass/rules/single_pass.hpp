@@ -132,7 +132,7 @@ rewrite_counters apply_rules(const single_pass_table<Rules...>& single, Ctx& ctx
   auto& g = ctx.g;
   static_assert(check_graph_model<std::remove_reference_t<decltype(g)>>());
   const rewrite_counters before = ctx.counters;
-  const auto guards = detail::split_guards(single.rules().rules);
+  const auto guards = detail::split_guards(single.rules());
 
   detail::operand_cache operands;
   bool tombstones = false;
