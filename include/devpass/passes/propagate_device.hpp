@@ -9,7 +9,7 @@
 #include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/graph.hpp"
-#include "devpass/graph/verify.hpp"
+#include "devpass/graph/verify_devices.hpp"
 #include "devpass/passes/fused_executorch_copies.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/passes/propagate_options.hpp"
@@ -117,7 +117,7 @@ propagate_stats propagate_device_traced(G& g, const propagate_options& options, 
 
 template <class G>
 propagate_stats propagate_device(G& g, const propagate_options& options) {
-  return propagate_device_with<runtime_propagate_policy>(g, options);
+  return propagate_device_with<policy_from_options>(g, options);
 }
 
 }  // namespace devpass

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "devpass/graph/verify.hpp"
+#include "devpass/graph/verify_structure.hpp"
 #include "devpass/planning/lifetimes.hpp"
 #include "devpass/planning/memory_plan.hpp"
 
