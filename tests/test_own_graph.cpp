@@ -105,6 +105,30 @@ bool same_on_both(const devpass::graph& source, const propagate_options& options
 
 }  // namespace
 
+// A template constrained by the concept, as a user's own code would be.
+template <modeled_graph G>
+constexpr bool accepted_by_a_constrained_template(const G*) {
+  return true;
+}
+template <class G>
+constexpr bool accepted_by_a_constrained_template(...) {
+  return false;
+}
+
+TEST_CASE("own graph: both models satisfy the concept; a graph nobody adapted does not") {
+  static_assert(modeled_graph<mycc::ir_graph> && plannable_graph<mycc::ir_graph>);
+  static_assert(modeled_graph<devpass::graph> && plannable_graph<devpass::graph>);
+  using unadapted =
+      boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, int, edge_info, boost::no_property, boost::vecS>;
+  static_assert(!modeled_graph<unadapted> && !model_requirements::specialized<unadapted>);
+  static_assert(model_requirements::adjacency_list_storage<unadapted>);
+  using list_storage =
+      boost::adjacency_list<boost::listS, boost::vecS, boost::bidirectionalS, int, edge_info, boost::no_property, boost::vecS>;
+  static_assert(!model_requirements::adjacency_list_storage<list_storage>);
+  CHECK(accepted_by_a_constrained_template<mycc::ir_graph>(nullptr));
+  CHECK_FALSE(accepted_by_a_constrained_template<unadapted>(nullptr));
+}
+
 TEST_CASE("own graph: the model's vertex property is at most 32 bytes") {
   CHECK(sizeof(mycc::op_node) <= 32);
   static_assert(check_graph_model<mycc::ir_graph>());

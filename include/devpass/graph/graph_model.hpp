@@ -34,8 +34,9 @@
 //                                             (devpass::graph's file format): place_on keeps an
 //                                             input's or constant's own device in step
 //   void set_buffer(G&, x, std::optional<buffer_slot>)   needed by plan_memory only
-// A type that lacks an operation does not compile: check_graph_model<G>() is asserted at every
-// entry point, one static_assert per operation, whose message names it.
+// The concept is modeled_graph<G> (plannable_graph<G> adds set_buffer); a type that lacks an
+// operation does not compile: check_graph_model<G>() is asserted at every entry point, one
+// static_assert per operation, whose message names it.
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
@@ -142,70 +143,100 @@ struct rewrite_state_of<G> {
 template <class G>
 using rewrite_state_t = typename detail::rewrite_state_of<G>::type;
 
-// True when G is a model; each missing operation is a static_assert naming it. Called at every
-// entry point (the driver, the passes, the planner), so a user's first error line says what
-// their model lacks, not where deep inside devpass it was needed.
+// The concept, one requirement per operation (named so that check_graph_model can say which
+// one a type misses). Boost.Graph's concept checks are the model: the concept is what a user
+// constrains their own templates with, the check is what devpass's entry points assert.
+namespace model_requirements {
+template <class G>
+concept adjacency_list_storage = detail::adjacency_storage<G>::value;
+template <class G>
+concept specialized = !requires { graph_model<G>::unspecialized; };
+template <class G, class M = graph_model<G>>
+concept role = requires(const G& g, vertex v) { { M::role(g, v) } -> std::same_as<op_kind>; };
+template <class G, class M = graph_model<G>>
+concept erased = requires(const G& g, vertex v) { { M::erased(g, v) } -> std::convertible_to<bool>; };
+template <class G, class M = graph_model<G>>
+concept mark_erased = requires(G& g, vertex v) { M::mark_erased(g, v); };
+template <class G, class M = graph_model<G>>
+concept arity = requires(const G& g, vertex v) { { M::arity(g, v) } -> std::convertible_to<std::uint32_t>; };
+template <class G, class M = graph_model<G>>
+concept set_arity = requires(G& g, vertex v) { M::set_arity(g, v, std::uint32_t{}); };
+template <class G, class M = graph_model<G>>
+concept output_count =
+    requires(const G& g, vertex v) { { M::output_count(g, v) } -> std::convertible_to<std::uint32_t>; };
+template <class G, class M = graph_model<G>>
+concept node_device = requires(const G& g, vertex v) { { M::node_device(g, v) } -> std::same_as<device>; };
+template <class G, class M = graph_model<G>>
+concept marked_device =
+    requires(const G& g, value_ref x) { { M::marked_device(g, x) } -> std::same_as<std::optional<device>>; };
+template <class G, class M = graph_model<G>>
+concept mark_device = requires(G& g, value_ref x) { M::mark_device(g, x, device{}); };
+template <class G, class M = graph_model<G>>
+concept value_dtype = requires(const G& g, value_ref x) { { M::value_dtype(g, x) } -> std::same_as<dtype>; };
+template <class G, class M = graph_model<G>>
+concept value_bytes =
+    requires(const G& g, value_ref x) { { M::value_bytes(g, x) } -> std::convertible_to<std::uint64_t>; };
+template <class G, class M = graph_model<G>>
+concept name = requires(const G& g, vertex v) { { M::name(g, v) } -> std::convertible_to<std::string_view>; };
+template <class G, class M = graph_model<G>>
+concept add_copy = requires(G& g, rewrite_state_t<G>& s, const copy_request& r) {
+  { M::add_copy(g, s, r) } -> std::convertible_to<vertex>;
+} || requires(G& g, const copy_request& r) {
+  { M::add_copy(g, r) } -> std::convertible_to<vertex>;
+};
+template <class G, class M = graph_model<G>>
+concept set_buffer = requires(G& g, value_ref x) { M::set_buffer(g, x, std::optional<buffer_slot>{}); };
+}  // namespace model_requirements
+
+// G is a graph devpass's patterns, rules, pipelines and passes run on.
+template <class G>
+concept modeled_graph =
+    model_requirements::adjacency_list_storage<G> && model_requirements::specialized<G> &&
+    model_requirements::role<G> && model_requirements::erased<G> && model_requirements::mark_erased<G> &&
+    model_requirements::arity<G> && model_requirements::set_arity<G> && model_requirements::output_count<G> &&
+    model_requirements::node_device<G> && model_requirements::marked_device<G> &&
+    model_requirements::mark_device<G> && model_requirements::value_dtype<G> && model_requirements::value_bytes<G> &&
+    model_requirements::name<G> && model_requirements::add_copy<G>;
+// ... and one plan_memory can write buffers into.
+template <class G>
+concept plannable_graph = modeled_graph<G> && model_requirements::set_buffer<G>;
+
+// modeled_graph<G>, asserted one requirement at a time so that the first error line names the
+// operation a type lacks. Called at every entry point (the driver, the passes, the planner), so
+// a user's first error line says what their model lacks, not where deep inside devpass it was
+// needed.
 template <class G>
 consteval bool check_graph_model() {
-  using M = graph_model<G>;
-  constexpr bool storage_is_adjacency_list = detail::adjacency_storage<G>::value;
-  static_assert(storage_is_adjacency_list,
+  namespace req = model_requirements;
+  static_assert(req::adjacency_list_storage<G>,
                 "devpass: the graph type must be boost::adjacency_list<vecS, vecS, bidirectionalS, V, E, GP, vecS> "
                 "whose edge property E has uint32 members output, slot and out_position (devpass::edge_info)");
-  constexpr bool model_is_specialized = !requires { M::unspecialized; };
-  static_assert(model_is_specialized,
-                "devpass: no devpass::graph_model specialization for this graph type (graph_model.hpp)");
-  constexpr bool has_role = requires(const G& g, vertex v) { { M::role(g, v) } -> std::same_as<op_kind>; };
-  static_assert(has_role, "devpass: graph_model lacks `static op_kind role(const G&, vertex)`");
-  constexpr bool has_erased = requires(const G& g, vertex v) { { M::erased(g, v) } -> std::convertible_to<bool>; };
-  static_assert(has_erased, "devpass: graph_model lacks `static bool erased(const G&, vertex)`");
-  constexpr bool has_mark_erased = requires(G& g, vertex v) { M::mark_erased(g, v); };
-  static_assert(has_mark_erased, "devpass: graph_model lacks `static void mark_erased(G&, vertex)`");
-  constexpr bool has_arity =
-      requires(const G& g, vertex v) { { M::arity(g, v) } -> std::convertible_to<std::uint32_t>; };
-  static_assert(has_arity, "devpass: graph_model lacks `static std::uint32_t arity(const G&, vertex)`");
-  constexpr bool has_set_arity = requires(G& g, vertex v) { M::set_arity(g, v, std::uint32_t{}); };
-  static_assert(has_set_arity, "devpass: graph_model lacks `static void set_arity(G&, vertex, std::uint32_t)`");
-  constexpr bool has_output_count =
-      requires(const G& g, vertex v) { { M::output_count(g, v) } -> std::convertible_to<std::uint32_t>; };
-  static_assert(has_output_count, "devpass: graph_model lacks `static std::uint32_t output_count(const G&, vertex)`");
-  constexpr bool has_node_device = requires(const G& g, vertex v) { { M::node_device(g, v) } -> std::same_as<device>; };
-  static_assert(has_node_device, "devpass: graph_model lacks `static device node_device(const G&, vertex)`");
-  constexpr bool has_marked_device =
-      requires(const G& g, value_ref x) { { M::marked_device(g, x) } -> std::same_as<std::optional<device>>; };
-  static_assert(has_marked_device,
+  static_assert(req::specialized<G>, "devpass: no devpass::graph_model specialization for this graph type (graph_model.hpp)");
+  static_assert(req::role<G>, "devpass: graph_model lacks `static op_kind role(const G&, vertex)`");
+  static_assert(req::erased<G>, "devpass: graph_model lacks `static bool erased(const G&, vertex)`");
+  static_assert(req::mark_erased<G>, "devpass: graph_model lacks `static void mark_erased(G&, vertex)`");
+  static_assert(req::arity<G>, "devpass: graph_model lacks `static std::uint32_t arity(const G&, vertex)`");
+  static_assert(req::set_arity<G>, "devpass: graph_model lacks `static void set_arity(G&, vertex, std::uint32_t)`");
+  static_assert(req::output_count<G>, "devpass: graph_model lacks `static std::uint32_t output_count(const G&, vertex)`");
+  static_assert(req::node_device<G>, "devpass: graph_model lacks `static device node_device(const G&, vertex)`");
+  static_assert(req::marked_device<G>,
                 "devpass: graph_model lacks `static std::optional<device> marked_device(const G&, value_ref)`");
-  constexpr bool has_mark_device = requires(G& g, value_ref x) { M::mark_device(g, x, device{}); };
-  static_assert(has_mark_device, "devpass: graph_model lacks `static void mark_device(G&, value_ref, device)`");
-  constexpr bool has_value_dtype =
-      requires(const G& g, value_ref x) { { M::value_dtype(g, x) } -> std::same_as<dtype>; };
-  static_assert(has_value_dtype, "devpass: graph_model lacks `static dtype value_dtype(const G&, value_ref)`");
-  constexpr bool has_value_bytes =
-      requires(const G& g, value_ref x) { { M::value_bytes(g, x) } -> std::convertible_to<std::uint64_t>; };
-  static_assert(has_value_bytes, "devpass: graph_model lacks `static std::uint64_t value_bytes(const G&, value_ref)`");
-  constexpr bool has_name =
-      requires(const G& g, vertex v) { { M::name(g, v) } -> std::convertible_to<std::string_view>; };
-  static_assert(has_name,
-                "devpass: graph_model lacks `static name(const G&, vertex)` returning a string or string_view");
-  constexpr bool has_add_copy = requires(G& g, rewrite_state_t<G>& s, const copy_request& r) {
-                  { M::add_copy(g, s, r) } -> std::convertible_to<vertex>;
-                } || requires(G& g, const copy_request& r) {
-                  { M::add_copy(g, r) } -> std::convertible_to<vertex>;
-                };
-  static_assert(has_add_copy, "devpass: graph_model lacks `static vertex add_copy(G&, const copy_request&)` "
+  static_assert(req::mark_device<G>, "devpass: graph_model lacks `static void mark_device(G&, value_ref, device)`");
+  static_assert(req::value_dtype<G>, "devpass: graph_model lacks `static dtype value_dtype(const G&, value_ref)`");
+  static_assert(req::value_bytes<G>, "devpass: graph_model lacks `static std::uint64_t value_bytes(const G&, value_ref)`");
+  static_assert(req::name<G>, "devpass: graph_model lacks `static name(const G&, vertex)` returning a string or string_view");
+  static_assert(req::add_copy<G>, "devpass: graph_model lacks `static vertex add_copy(G&, const copy_request&)` "
                 "(or add_copy(G&, rewrite_state&, const copy_request&))");
-  return true;
+  return modeled_graph<G>;
 }
 
-// The planner's extra requirement.
+// The planner's extra requirement, asserted likewise.
 template <class G>
 consteval bool check_plannable_graph_model() {
-  constexpr bool has_set_buffer =
-      requires(G& g, value_ref x) { graph_model<G>::set_buffer(g, x, std::optional<buffer_slot>{}); };
-  static_assert(has_set_buffer,
+  static_assert(model_requirements::set_buffer<G>,
                 "devpass: graph_model lacks `static void set_buffer(G&, value_ref, std::optional<buffer_slot>)`, "
                 "which plan_memory needs");
-  return true;
+  return plannable_graph<G>;
 }
 
 // The operations, as free functions over any model (what devpass's own code calls).
