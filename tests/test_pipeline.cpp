@@ -93,7 +93,22 @@ graph tiny() {
 
 constexpr auto two_phases = pipeline::make_pipeline(first_phase{}, second_phase{});
 
+// Names what it expects and nothing it provides: not a phase.
+struct no_provides {
+  static constexpr std::string_view name = "no-provides";
+  using expects = type_list<>;
+};
+
 }  // namespace
+
+TEST_CASE("pipeline: the stock phases and a user's phase are phases; a type without provides is not") {
+  static_assert(pipeline::phase<first_phase> && pipeline::phase<second_phase>);
+  static_assert(pipeline::phase<propagation::place_method_inputs> && pipeline::phase<propagation::elide_round_trips>);
+  static_assert(pipeline::phase<propagation::executorch_copies> && pipeline::phase<propagation::annotate_devices>);
+  static_assert(!pipeline::phase<no_provides> && pipeline::phase_requirements::expects<no_provides>);
+  static_assert(!pipeline::phase<int>);
+  CHECK(pipeline::phase_requirements::named<first_phase>);
+}
 
 TEST_CASE("pipeline: a policy drops a phase at compile time") {
   static_assert(second_phase::compiled_in<with_second>);

@@ -14,6 +14,11 @@ struct type_list {
   static constexpr std::size_t size = sizeof...(Ts);
 };
 
+template <class T>
+inline constexpr bool is_type_list_v = false;
+template <class... Ts>
+inline constexpr bool is_type_list_v<type_list<Ts...>> = true;
+
 template <class T, class List>
 struct contains;
 template <class T, class... Ts>

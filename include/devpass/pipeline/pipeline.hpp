@@ -1,6 +1,6 @@
 // devpass/pipeline/pipeline.hpp — phases composed at compile time.
 //
-// A phase is any type with
+// A phase (the concept pipeline::phase<P>) is any type with
 //   static constexpr std::string_view name;
 //   using expects   = type_list<capability...>;   what must hold before it runs (`requires_`,
 //                                                   its name before, is still read: deprecated)
@@ -20,6 +20,7 @@
 // lets the run-time options (`active`) choose.
 #pragma once
 
+#include <concepts>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -51,7 +52,36 @@ using expects_of = decltype(detail::expected_by<Phase>(0));
 template <class Phase>
 inline constexpr bool declares_expects = !std::is_void_v<expects_of<Phase>>;
 
+// The phase concept (the LLVM new pass manager's pass interface is the model): a name, what it
+// expects and what it provides. How it runs (run, or run_reporting for a composite) and whether a
+// policy compiles it in are asked where a pipeline runs it, with a graph, options and a policy.
+namespace phase_requirements {
+template <class Phase>
+concept named = requires {
+  { Phase::name } -> std::convertible_to<std::string_view>;
+};
+template <class Phase>
+concept expects = declares_expects<Phase>;
+template <class Phase>
+concept provides = requires { requires meta::is_type_list_v<typename Phase::provides>; };
+}  // namespace phase_requirements
+template <class Phase>
+concept phase = phase_requirements::named<Phase> && phase_requirements::expects<Phase> &&
+                phase_requirements::provides<Phase>;
+
 namespace detail {
+// phase<Phase>, asserted one requirement at a time: the first error line says what is missing.
+template <class Phase>
+consteval bool check_phase() {
+  static_assert(phase_requirements::named<Phase>,
+                "devpass: a phase has a name: static constexpr std::string_view name = \"...\";");
+  static_assert(phase_requirements::expects<Phase>,
+                "devpass: a phase declares what must hold before it runs: using expects = type_list<capability...>;");
+  static_assert(phase_requirements::provides<Phase>,
+                "devpass: a phase declares what holds after it ran: using provides = type_list<capability...>;");
+  return phase<Phase>;
+}
+
 // Every capability in Required is in Provided or given by the input.
 template <class Required, class Provided>
 struct all_met;
@@ -67,8 +97,7 @@ template <class Provided>
 struct order_check<Provided> : std::true_type {};
 template <class Provided, class Phase, class... Rest>
 struct order_check<Provided, Phase, Rest...> {
-  static_assert(declares_expects<Phase>,
-                "devpass: a phase declares what must hold before it runs: using expects = type_list<capability...>;");
+  static_assert(check_phase<Phase>());
   static constexpr bool phase_ok = all_met<expects_of<Phase>, Provided>::value;
   static_assert(phase_ok, "devpass: pipeline order: a phase requires a capability no earlier phase provides");
   static constexpr bool value =
@@ -83,9 +112,8 @@ template <class Policy, class Provided>
 struct compiled_order_check<Policy, Provided> : std::true_type {};
 template <class Policy, class Provided, class Phase, class... Rest>
 struct compiled_order_check<Policy, Provided, Phase, Rest...> {
+  static_assert(check_phase<Phase>());
   static constexpr bool in = Phase::template compiled_in<Policy>;
-  static_assert(declares_expects<Phase>,
-                "devpass: a phase declares what must hold before it runs: using expects = type_list<capability...>;");
   static constexpr bool phase_ok = !in || all_met<expects_of<Phase>, Provided>::value;
   static_assert(phase_ok,
                 "devpass: pipeline order under this policy: a phase requires a capability that no earlier phase "
