@@ -77,7 +77,7 @@ const char* const options_only_tu =
 const char* const policy_reflection_tu =
     "#include <devpass/passes/policy_reflection.hpp>\n"
     "std::size_t run(const devpass::propagate_options& o) {\n"
-    "  return devpass::reflection::policy_json<devpass::runtime_propagate_policy>(o).size(); }\n";
+    "  return devpass::reflection::policy_json<devpass::policy_from_options>(o).size(); }\n";
 
 const char* const graph_only_tu =
     "#include <devpass/graph/graph.hpp>\n"

@@ -104,10 +104,10 @@ void check_same(const outcome& fused, const outcome& literal) {
 
 // Both paths on both graph models; true when the options were accepted.
 bool same_both_ways(const graph& source, const propagate_options& options) {
-  const outcome fused = propagated<runtime_propagate_policy>(source, options, written);
+  const outcome fused = propagated<policy_from_options>(source, options, written);
   check_same(fused, propagated<literal_policy>(source, options, written));
   const mycc::ir_graph own = mycc::from_devpass(source);
-  check_same(propagated<runtime_propagate_policy>(own, options, own_ir_text),
+  check_same(propagated<policy_from_options>(own, options, own_ir_text),
              propagated<literal_policy>(own, options, own_ir_text));
   return fused.refusal.empty();
 }

@@ -62,6 +62,18 @@ graph chain(std::string_view second) {
 
 }  // namespace
 
+TEST_CASE("propagate: the command line's policy keeps its old name, deprecated") {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  static_assert(std::is_same_v<runtime_propagate_policy, policy_from_options>);
+#pragma GCC diagnostic pop
+  static_assert(knobs_of<policy_from_options>().runtime_selected);
+  graph g = one_add();
+  const propagate_stats stats = propagate_device_with<policy_from_options>(g, executorch());
+  CHECK(stats.after.h2d == 2);
+  CHECK(stats.after.d2h == 1);
+}
+
 TEST_CASE("propagate/executorch: one cuda:0 add(a, b) -> 2 h2d, 1 d2h") {
   graph g = one_add();
   run(g, executorch());

@@ -1,5 +1,5 @@
 // devpass/driver/opt_main.hpp — an opt-style driver: reads a devpass.graph/1 file, runs the
-// passes its options name, writes the result. devpass-opt is opt_main<runtime_propagate_policy>;
+// passes its options name, writes the result. devpass-opt is opt_main<policy_from_options>;
 // a team builds its own `*-opt` (as MLIR projects build theirs) with its own compile-time policy
 // and phases of its own:
 //
@@ -216,7 +216,7 @@ int run(const options& o, std::string_view program) {
 // The driver's main: Policy is the compile-time policy the propagation runs with, Extra the
 // driver's own phases (each a phase type, pipeline.hpp; default-constructible). `program` names
 // the tool in messages and --help.
-template <class Policy = runtime_propagate_policy, class... Extra>
+template <class Policy = policy_from_options, class... Extra>
 int opt_main(int argc, char** argv, std::string_view program = "devpass-opt") {
   using namespace detail;
   const std::vector<option_spec>& table = option_table<Policy, Extra...>();

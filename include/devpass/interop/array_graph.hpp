@@ -274,7 +274,7 @@ struct removal_counter {
 [[nodiscard]] inline propagation_arrays propagate_arrays(const graph_arrays& a, const propagate_options& options) {
   array_graph g = make_array_graph(a);
   detail::removal_counter removals;
-  const propagate_stats stats = propagate_device_with<runtime_propagate_policy>(g, options, removals);
+  const propagate_stats stats = propagate_device_with<policy_from_options>(g, options, removals);
   propagation_arrays out = read_back(g, a);
   out.before = stats.before;
   out.after = stats.after;

@@ -28,13 +28,13 @@
 namespace devpass {
 
 // Runs device propagation with a compile-time Policy and any instrumentation.
-template <class Policy = runtime_propagate_policy, class G = graph, class Instrumentation = pipeline::no_instrumentation>
+template <class Policy = policy_from_options, class G = graph, class Instrumentation = pipeline::no_instrumentation>
 propagate_stats propagate_device_with(G& g, const propagate_options& options, Instrumentation&& instrumentation = {});
 
 // The same, reporting every rule the phases try at each node to `trace` (rules/trace.hpp; null:
 // no reports), as devpass-opt --debug-rules does. A separate entry point because the rules'
 // explanations are code: a TU that calls only propagate_device(_with) does not compile them.
-template <class Policy = runtime_propagate_policy, class G = graph, class Instrumentation = pipeline::no_instrumentation>
+template <class Policy = policy_from_options, class G = graph, class Instrumentation = pipeline::no_instrumentation>
 propagate_stats propagate_device_traced(G& g, const propagate_options& options, const rules::rule_trace* trace,
                                         Instrumentation&& instrumentation = {});
 

@@ -46,10 +46,14 @@ struct propagate_policy {
 struct executorch_propagate_policy {
   static constexpr propagate_knobs knobs{.share_copies = false};
 };
-// What the command line uses: the policy is an option.
-struct runtime_propagate_policy {
+// What the command line uses: the policy is an option (propagate_options::policy), and so is
+// every phase's switch.
+struct policy_from_options {
   static constexpr propagate_knobs knobs{.runtime_selected = true};
 };
+// Its name before: it read as the policy of runtime/.
+using runtime_propagate_policy [[deprecated("devpass: runtime_propagate_policy is now policy_from_options")]] =
+    policy_from_options;
 template <propagate_knobs Knobs>
 struct policy_of {
   static constexpr propagate_knobs knobs = Knobs;
