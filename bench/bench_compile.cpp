@@ -40,8 +40,9 @@ std::string rules_tu(int rules) {
   for (int i = 0; i < rules; ++i) {
     const char* op = ops[i % 7];
     // Distinct guards (each a distinct lambda type) so no two rules are the same type.
-    tu << "  " << op << ".as(d)[satisfies([](const auto& c, value_ref v) { return c.g[v.producer].outputs.size() == "
-       << (i % 5) << "u && c.g[v.producer].id.size() > " << i << "u; }, d)] / apply([](auto&, value_ref) {}, d)"
+    tu << "  " << op
+       << ".as(d)[satisfies([](const auto& c, value_ref v) { return c.g[v.producer].outputs.size() == " << (i % 5)
+       << "u && c.g[v.producer].id.size() > " << i << "u; }, d)] / apply([](auto&, value_ref) {}, d)"
        << (i + 1 < rules ? ",\n" : ");\n");
   }
   tu << "std::size_t run(graph& g) { options o; rules::rewrite_context<options> ctx(g, o);\n"
@@ -87,7 +88,8 @@ double compile_seconds(const fs::path& dir, const std::string& name, const std::
   const fs::path file = dir / (name + ".cpp");
   std::ofstream(file) << source;
   const std::string command = std::string(DEVPASS_CXX) + " -std=c++20 -O2 -c -I" + DEVPASS_INCLUDE + " -I" +
-                              DEVPASS_OWN_GRAPH_INCLUDE + " -I" + DEVPASS_BOOST_INCLUDE + " " + file.string() + " -o " + (dir / (name + ".o")).string();
+                              DEVPASS_OWN_GRAPH_INCLUDE + " -I" + DEVPASS_BOOST_INCLUDE + " " + file.string() + " -o " +
+                              (dir / (name + ".o")).string();
   return devpass::bench::best_seconds(3, [&] {
     if (std::system(command.c_str()) != 0) {
       std::fprintf(stderr, "bench compile: '%s' failed\n", command.c_str());
@@ -98,7 +100,9 @@ double compile_seconds(const fs::path& dir, const std::string& name, const std::
 
 constexpr int rule_counts[] = {10, 50, 100, 200};
 
-void emit(const std::string& metric, double value, const char* unit) { devpass::bench::emit("compile", metric, value, unit); }
+void emit(const std::string& metric, double value, const char* unit) {
+  devpass::bench::emit("compile", metric, value, unit);
+}
 
 }  // namespace
 

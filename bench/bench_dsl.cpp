@@ -66,16 +66,16 @@ int compare_drivers(const graph& source) {
     graph a = source, b = source;  // copies are not timed
     rules::rewrite_counters worklist, single;
     worklist_best = std::min(worklist_best, seconds([&] {
-      rules::rewrite_context<no_options> ctx(a, {});
-      worklist = rules::apply_rules(per_use_copies, ctx);
-    }));
+                               rules::rewrite_context<no_options> ctx(a, {});
+                               worklist = rules::apply_rules(per_use_copies, ctx);
+                             }));
     single_best = std::min(single_best, seconds([&] {
-      rules::rewrite_context<no_options> ctx(b, {});
-      single = rules::apply_rules(rules::single_pass(per_use_copies), ctx);
-    }));
+                             rules::rewrite_context<no_options> ctx(b, {});
+                             single = rules::apply_rules(rules::single_pass(per_use_copies), ctx);
+                           }));
     if (worklist.nodes_added != single.nodes_added || boost::num_vertices(a) != boost::num_vertices(b)) {
-      std::fprintf(stderr, "bench dsl: the worklist and the single pass disagree (%zu vs %zu copies)\n", worklist.nodes_added,
-                   single.nodes_added);
+      std::fprintf(stderr, "bench dsl: the worklist and the single pass disagree (%zu vs %zu copies)\n",
+                   worklist.nodes_added, single.nodes_added);
       return 1;
     }
     copies = single.nodes_added;
@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
   for (int repeat = 0; repeat < 3; ++repeat) {
     graph a = source, b = source;  // copies are not timed
     pipeline::phase_result result;
-    dsl_best = std::min(dsl_best, seconds([&] { result = propagation::run_table(propagation::elide_table, a, propagate_options{}); }));
+    dsl_best = std::min(
+        dsl_best, seconds([&] { result = propagation::run_table(propagation::elide_table, a, propagate_options{}); }));
     dsl_removed = result.counters.nodes_removed;
     hand_best = std::min(hand_best, seconds([&] { hand_removed = hand_written_elide(b); }));
     if (boost::num_vertices(a) != boost::num_vertices(b) || dsl_removed != hand_removed) {

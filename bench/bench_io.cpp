@@ -27,14 +27,16 @@
 #include <string>
 #include <vector>
 
+#include "bench_report.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/io/json_writer.hpp"
-#include "bench_report.hpp"
 #include "synthetic_graph.hpp"
 
 namespace {
 
-void emit(const std::string& metric, double value, const char* unit) { devpass::bench::emit("io", metric, value, unit); }
+void emit(const std::string& metric, double value, const char* unit) {
+  devpass::bench::emit("io", metric, value, unit);
+}
 using devpass::bench::size_tag;
 
 // A file name made by mkstemp in /tmp, removed (with what a writer left beside it) when this goes.
@@ -115,7 +117,8 @@ int main(int argc, char** argv) {
 
 #if defined(DEVPASS_OPT) && defined(DEVPASS_DOM_FLAT_PROCESS)
   const temp_file opt_out("opt-out"), flat_out("flat-out");
-  const std::vector<std::string> opt{DEVPASS_OPT, "--propagate-device", "--policy=executorch", file.path, "-o", opt_out.path};
+  const std::vector<std::string> opt{DEVPASS_OPT, "--propagate-device", "--policy=executorch", file.path,
+                                     "-o",        opt_out.path};
   const std::vector<std::string> flat{DEVPASS_DOM_FLAT_PROCESS, file.path, "-o", flat_out.path};
   devpass::bench::process_run opt_best{1e300, 0}, flat_best{1e300, 0};
   const auto keep = [](devpass::bench::process_run& best, const devpass::bench::process_run& r) {
@@ -132,8 +135,8 @@ int main(int argc, char** argv) {
   emit("opt_process_over_dom_flat_process" + suffix, opt_best.seconds / flat_best.seconds, "ratio");
   emit("opt_process_peak_rss_" + tag + "_kib", static_cast<double>(opt_best.peak_rss_kib), "KiB");
   emit("dom_flat_process_peak_rss_" + tag + "_kib", static_cast<double>(flat_best.peak_rss_kib), "KiB");
-  emit("opt_process_peak_rss_over_file_size" + suffix, static_cast<double>(opt_best.peak_rss_kib) * 1024.0 / static_cast<double>(bytes),
-       "ratio");
+  emit("opt_process_peak_rss_over_file_size" + suffix,
+       static_cast<double>(opt_best.peak_rss_kib) * 1024.0 / static_cast<double>(bytes), "ratio");
 #else
   std::fprintf(stderr, "bench_io: the process lines are skipped: devpass-opt is not built (DEVPASS_BUILD_TOOLS=OFF)\n");
 #endif

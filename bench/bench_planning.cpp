@@ -13,26 +13,28 @@
 #include <sys/resource.h>
 
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_report.hpp"
 #include "devpass/graph/verify.hpp"
 #include "devpass/interop/array_plan.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/planning/memory_planner.hpp"
-#include "bench_report.hpp"
 #include "synthetic_graph.hpp"
 
 namespace {
 
-void emit(const std::string& metric, double value, const char* unit) { devpass::bench::emit("planning", metric, value, unit); }
+void emit(const std::string& metric, double value, const char* unit) {
+  devpass::bench::emit("planning", metric, value, unit);
+}
 using devpass::bench::cpu_seconds;
 using devpass::bench::seconds;
 using devpass::bench::size_tag;
@@ -80,8 +82,10 @@ int plan_intervals(int count, char** paths) {
       std::istringstream fields(line);
       std::string word;
       fields >> word;
-      if (word == "alignment") fields >> alignment;
-      else if (word == "arenas") fields >> arenas;
+      if (word == "alignment")
+        fields >> alignment;
+      else if (word == "arenas")
+        fields >> arenas;
       else if (word != "greedy") {
         std::uint32_t l = 0, a = 0;
         std::uint64_t s = 0;
@@ -94,7 +98,8 @@ int plan_intervals(int count, char** paths) {
     }
     const devpass::interop::interval_arrays values{first, last, size, arena, arenas};
     devpass::interop::placement_arrays plan;
-    const double s = devpass::bench::best_seconds(200, [&] { plan = devpass::interop::place_intervals(values, alignment); });
+    const double s =
+        devpass::bench::best_seconds(200, [&] { plan = devpass::interop::place_intervals(values, alignment); });
     // The five orders alone (before the repair): the same items place_intervals builds.
     std::vector<std::size_t> members(first.size());
     std::iota(members.begin(), members.end(), std::size_t{0});
@@ -140,8 +145,8 @@ int main(int argc, char** argv) {
     plan_s = std::min(plan_s, seconds([&] { plan = devpass::plan_memory(g); }));
     plan_cpu_s = std::min(plan_cpu_s, cpu_seconds([&] { plan = devpass::plan_memory(g); }));
     verify_s = std::min(verify_s, seconds([&] {
-      if (!devpass::verify_structure(g).ok()) std::abort();
-    }));
+                          if (!devpass::verify_structure(g).ok()) std::abort();
+                        }));
   }
   emit("plan_" + tag + "_seconds", plan_s, "s");
   emit("plan_" + tag + "_cpu_seconds", plan_cpu_s, "s");

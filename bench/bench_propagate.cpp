@@ -3,7 +3,8 @@
 // programs measured in the same run (flat_propagation.hpp): flat_baseline does the executorch
 // job (a copy per slot, then elision), flat_shared_baseline the devpass policy's job (one copy
 // per value and device); graph_api_shared is that job written by hand on the devpass graph (no
-// rules, no census), lean_graph_shared on an adjacency_list with the smallest node property. The bench fails unless each agrees with its policy on the copy counts.
+// rules, no census), lean_graph_shared on an adjacency_list with the smallest node property. The bench fails unless
+// each agrees with its policy on the copy counts.
 // Each timed run happens in its own child process forked from the one that built the graphs
 // (bench_report.hpp, in_fresh_process): every run starts from the same heap. A run's peak RSS
 // includes what its child inherited (peak_rss_base: the source graph and its flat form).
@@ -20,20 +21,22 @@
 #include <cstdlib>
 #include <string>
 
+#include "bench_report.hpp"
+#include "convert.hpp"
 #include "devpass/graph/verify.hpp"
 #include "devpass/passes/propagate_device.hpp"
-#include "bench_report.hpp"
 #include "flat_graph.hpp"
 #include "flat_propagation.hpp"
 #include "graph_api_propagation.hpp"
-#include "convert.hpp"
 #include "lean_graph_propagation.hpp"
 #include "own_graph_hand_written.hpp"
 #include "synthetic_graph.hpp"
 
 namespace {
 
-void emit(const std::string& metric, double value, const char* unit) { devpass::bench::emit("propagate", metric, value, unit); }
+void emit(const std::string& metric, double value, const char* unit) {
+  devpass::bench::emit("propagate", metric, value, unit);
+}
 using devpass::bench::peak_rss_kib;
 
 // What one measured run reports from its child process.
@@ -88,13 +91,14 @@ auto copy_of(const devpass::graph& source, storage room = storage::as_read) {
 
 // One propagation of a copy of `source`.
 run_result time_policy(const devpass::graph& source, devpass::copy_policy policy, storage room = storage::as_read) {
-  return measure<devpass::graph>(copy_of(source, room),
-                                 [&](devpass::graph& g) { return devpass::propagate_device(g, {.policy = policy}).after; });
+  return measure<devpass::graph>(
+      copy_of(source, room), [&](devpass::graph& g) { return devpass::propagate_device(g, {.policy = policy}).after; });
 }
 
 // The executorch policy with its three copy phases run as rule tables (the literal path the
 // fused one replaces; passes/fused_executorch_copies.hpp), on either graph model.
-using literal_executorch = devpass::policy_of<devpass::propagate_knobs{.share_copies = false, .fuse_executorch_copies = false}>;
+using literal_executorch =
+    devpass::policy_of<devpass::propagate_knobs{.share_copies = false, .fuse_executorch_copies = false}>;
 run_result time_literal_executorch(const devpass::graph& source) {
   return measure<devpass::graph>(copy_of(source), [&](devpass::graph& g) {
     return devpass::propagate_device_with<literal_executorch>(g, {.policy = devpass::copy_policy::executorch}).after;
@@ -141,12 +145,14 @@ run_result time_lean(const devpass::graph& source) {
 
 // The compiler's own IR (examples/own_graph/), converted from `source` with the same room.
 auto own_graph_of(const devpass::graph& source) {
-  return [&source](mycc::ir_graph& g) { g = mycc::from_devpass(source, devpass::node_capacity_for(boost::num_vertices(source))); };
+  return [&source](mycc::ir_graph& g) {
+    g = mycc::from_devpass(source, devpass::node_capacity_for(boost::num_vertices(source)));
+  };
 }
 // A policy through the framework on the compiler's own IR.
 run_result time_own_graph_policy(const devpass::graph& source, devpass::copy_policy policy) {
-  return measure<mycc::ir_graph>(own_graph_of(source),
-                                 [&](mycc::ir_graph& g) { return devpass::propagate_device(g, {.policy = policy}).after; });
+  return measure<mycc::ir_graph>(
+      own_graph_of(source), [&](mycc::ir_graph& g) { return devpass::propagate_device(g, {.policy = policy}).after; });
 }
 run_result time_own_graph_literal_executorch(const devpass::graph& source) {
   return measure<mycc::ir_graph>(own_graph_of(source), [&](mycc::ir_graph& g) {
@@ -162,9 +168,12 @@ run_result time_own_graph_hand_written(const devpass::graph& source) {
 // `shared`: the devpass policy's job (flat_propagate_shared), else the executorch job.
 run_result time_flat(const devpass::bench::flat_graph& flat, bool shared) {
   return measure<devpass::bench::flat_graph>(
-      [&](devpass::bench::flat_graph& copy) { copy = devpass::bench::with_room(flat, devpass::node_capacity_for(flat.op.size())); },
       [&](devpass::bench::flat_graph& copy) {
-        return shared ? devpass::bench::flat_propagate_shared(std::move(copy)) : devpass::bench::flat_propagate(std::move(copy));
+        copy = devpass::bench::with_room(flat, devpass::node_capacity_for(flat.op.size()));
+      },
+      [&](devpass::bench::flat_graph& copy) {
+        return shared ? devpass::bench::flat_propagate_shared(std::move(copy))
+                      : devpass::bench::flat_propagate(std::move(copy));
       });
 }
 
@@ -178,8 +187,8 @@ run_result time_mlir_greedy(const std::string& graph_file) {
   std::fflush(stdout);
   std::FILE* peer = popen(command.c_str(), "r");
   run_result r;
-  const bool read = peer && std::fscanf(peer, "seconds %lf h2d %zu d2h %zu d2d %zu peak_rss_kib %ld insert_seconds %lf", &r.seconds,
-                                        &r.h2d, &r.d2h, &r.d2d, &r.peak_rss_kib, &r.insert_seconds) == 6;
+  const bool read = peer && std::fscanf(peer, "seconds %lf h2d %zu d2h %zu d2d %zu peak_rss_kib %ld insert_seconds %lf",
+                                        &r.seconds, &r.h2d, &r.d2h, &r.d2d, &r.peak_rss_kib, &r.insert_seconds) == 6;
   if (!peer || pclose(peer) != 0 || !read) {
     std::fprintf(stderr, "bench propagate: the mlir_greedy peer failed (%s)\n", command.c_str());
     std::exit(1);
@@ -217,8 +226,9 @@ int main(int argc, char** argv) {
   const std::size_t largest = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
   std::array<double, 4> hundred_k{};  // the 100k times of et, dp, own et, own dp: for the growth lines
   if (!has_mlir_peer)
-    std::fprintf(stderr, "bench propagate: mlir_greedy peer skipped: no MLIR (libmlir-14-dev was not found when "
-                         "configuring; DEVPASS_BENCH_PEERS=1 scripts/bench installs it, docs/building.md)\n");
+    std::fprintf(stderr,
+                 "bench propagate: mlir_greedy peer skipped: no MLIR (libmlir-14-dev was not found when "
+                 "configuring; DEVPASS_BENCH_PEERS=1 scripts/bench installs it, docs/building.md)\n");
   for (std::size_t nodes = 10'000; nodes <= largest; nodes *= 10) {
     const std::string n = std::to_string(nodes / 1000) + "k";
     const int repeats = nodes >= 1'000'000 ? 3 : 5;
@@ -266,7 +276,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (has_mlir_peer && !mlir_run.same_copies(et_run)) {
-      std::fprintf(stderr, "bench propagate: FAIL: MLIR's greedy driver left %zu h2d and %zu d2h copies, the executorch policy %zu and %zu, on %zu nodes\n",
+      std::fprintf(stderr,
+                   "bench propagate: FAIL: MLIR's greedy driver left %zu h2d and %zu d2h copies, the executorch policy "
+                   "%zu and %zu, on %zu nodes\n",
                    mlir_run.h2d, mlir_run.d2h, et_run.h2d, et_run.d2h, nodes);
       return 1;
     }
@@ -275,7 +287,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (!dp_run.same_copies(flat_shared_run) || !dp_run.same_copies(graph_api_run) || !dp_run.same_copies(lean_run)) {
-      std::fprintf(stderr, "bench propagate: devpass policy and its baselines (flat shared, lean graph, graph API) disagree on %zu nodes\n", nodes);
+      std::fprintf(stderr,
+                   "bench propagate: devpass policy and its baselines (flat shared, lean graph, graph API) disagree on "
+                   "%zu nodes\n",
+                   nodes);
       return 1;
     }
     emit("flat_baseline_" + n + "_seconds", flat_run.seconds, "s");
@@ -346,19 +361,23 @@ int main(int argc, char** argv) {
   if (largest >= 1'000'000) {
     const devpass::graph source = devpass::make_synthetic_graph(1'000'000, 42, 30);
     std::size_t constants = 0;
-    for (const auto v : boost::make_iterator_range(boost::vertices(source))) constants += source[v].op == devpass::op_kind::constant;
+    for (const auto v : boost::make_iterator_range(boost::vertices(source)))
+      constants += source[v].op == devpass::op_kind::constant;
     const devpass::bench::flat_graph flat = devpass::bench::to_flat(source);
     const peer_graph_file peer_graph(flat);
     run_result flat_run, et_run, own_et_run, mlir_run;
     flat_run.seconds = et_run.seconds = own_et_run.seconds = mlir_run.seconds = 1e300;
     for (int i = 0; i < 3; ++i) {
-      const auto keep = [](run_result& best, const run_result& r) { if (r.seconds < best.seconds) best = r; };
+      const auto keep = [](run_result& best, const run_result& r) {
+        if (r.seconds < best.seconds) best = r;
+      };
       keep(flat_run, time_flat(flat, false));
       keep(et_run, time_policy(source, devpass::copy_policy::executorch));
       keep(own_et_run, time_own_graph_policy(source, devpass::copy_policy::executorch));
       if (has_mlir_peer) keep(mlir_run, time_mlir_greedy(peer_graph.path));
     }
-    if (!et_run.same_copies(flat_run) || !own_et_run.same_copies(flat_run) || (has_mlir_peer && !mlir_run.same_copies(flat_run))) {
+    if (!et_run.same_copies(flat_run) || !own_et_run.same_copies(flat_run) ||
+        (has_mlir_peer && !mlir_run.same_copies(flat_run))) {
       std::fprintf(stderr, "bench propagate: the constant-heavy graph's executorch runs disagree\n");
       return 1;
     }
@@ -370,7 +389,8 @@ int main(int argc, char** argv) {
     emit("constant_heavy_own_graph_executorch_policy_over_flat_1000k", own_et_run.seconds / flat_run.seconds, "ratio");
     if (has_mlir_peer) {
       emit("constant_heavy_mlir_greedy_executorch_job_seconds_1000k", mlir_run.seconds, "s");
-      emit("constant_heavy_executorch_policy_speedup_over_mlir_greedy_1000k", mlir_run.seconds / et_run.seconds, "ratio");
+      emit("constant_heavy_executorch_policy_speedup_over_mlir_greedy_1000k", mlir_run.seconds / et_run.seconds,
+           "ratio");
     }
   }
 }

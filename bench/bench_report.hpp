@@ -21,7 +21,8 @@
 namespace devpass::bench {
 
 inline void emit(const char* bench, const std::string& metric, double value, const char* unit) {
-  std::printf("{\"bench\":\"%s\",\"metric\":\"%s\",\"value\":%.6g,\"unit\":\"%s\"}\n", bench, metric.c_str(), value, unit);
+  std::printf("{\"bench\":\"%s\",\"metric\":\"%s\",\"value\":%.6g,\"unit\":\"%s\"}\n", bench, metric.c_str(), value,
+              unit);
   std::fflush(stdout);
 }
 

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "bench_report.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/default_allocators.hpp"
 #include "devpass/runtime/executor.hpp"
 #include "devpass/runtime/prepared_method.hpp"
-#include "bench_report.hpp"
 #if defined(DEVPASS_HAS_CUDA)
 #include <cuda_runtime_api.h>
 
@@ -30,7 +30,9 @@ using namespace devpass::runtime;
 
 namespace {
 
-void emit(const std::string& metric, double value, const char* unit) { devpass::bench::emit("runtime", metric, value, unit); }
+void emit(const std::string& metric, double value, const char* unit) {
+  devpass::bench::emit("runtime", metric, value, unit);
+}
 using devpass::bench::best_seconds;
 
 // input -> h2d -> n delegates on cuda:0 -> d2h -> output. Each delegate runs `kernel` on the
@@ -45,7 +47,12 @@ graph chain(std::uint32_t n, const std::string& kernel = "inc", std::uint32_t ar
   connect(g, {prev, 0}, c, 0);
   prev = c;
   for (std::uint32_t i = 0; i < n; ++i) {
-    node d{.id = "d" + std::to_string(i), .op = op_kind::delegate, .device = cuda_device(0), .arity = arity, .kernel = kernel, .outputs = {s}};
+    node d{.id = "d" + std::to_string(i),
+           .op = op_kind::delegate,
+           .device = cuda_device(0),
+           .arity = arity,
+           .kernel = kernel,
+           .outputs = {s}};
     const vertex v = add_node(g, d);
     for (std::uint32_t slot = 0; slot < arity; ++slot) connect(g, {prev, 0}, v, slot);
     prev = v;
@@ -61,7 +68,9 @@ graph chain(std::uint32_t n, const std::string& kernel = "inc", std::uint32_t ar
 void executor_overhead() {
   constexpr std::uint32_t nodes = 20000;
   kernel_registry kernels;
-  kernels.add("inc", {nullptr, [](const kernel_call& c) { c.outputs[0].as<float>()[0] = c.inputs[0].as<float>()[0] + 1; }, nullptr});
+  kernels.add(
+      "inc",
+      {nullptr, [](const kernel_call& c) { c.outputs[0].as<float>()[0] = c.inputs[0].as<float>()[0] + 1; }, nullptr});
   graph g = chain(nodes);
   default_allocators allocators = make_default_allocators(devices_of(g), false);
   const auto inputs = make_method_inputs(g, allocators.registry, 1);
@@ -80,7 +89,9 @@ void executor_overhead() {
 void emulated_replay() {
   constexpr std::uint32_t nodes = 20000;
   kernel_registry kernels;
-  kernels.add("inc", {nullptr, [](const kernel_call& c) { c.outputs[0].as<float>()[0] = c.inputs[0].as<float>()[0] + 1; }, nullptr});
+  kernels.add(
+      "inc",
+      {nullptr, [](const kernel_call& c) { c.outputs[0].as<float>()[0] = c.inputs[0].as<float>()[0] + 1; }, nullptr});
   graph g = chain(nodes);
   const memory_plan plan = plan_memory(g);
   default_allocators allocators = make_default_allocators(devices_of(g), false);

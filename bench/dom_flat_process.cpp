@@ -72,7 +72,8 @@ std::uint8_t kind_of(std::string_view op) {
 std::int32_t device_index(std::string_view device) {
   if (device.empty() || device == "cpu") return -1;
   std::int32_t index = 0;
-  if (device.substr(0, 5) != "cuda:" || std::from_chars(device.data() + 5, device.data() + device.size(), index).ec != std::errc{})
+  if (device.substr(0, 5) != "cuda:" ||
+      std::from_chars(device.data() + 5, device.data() + device.size(), index).ec != std::errc{})
     fail("device '" + std::string(device) + "' is not one this program reads");
   return index;
 }
@@ -178,7 +179,8 @@ void write_result(const parsed& p, const flat_graph& g, const std::vector<std::u
   const auto nodes = static_cast<std::uint32_t>(g.op.size());
   // The value a node carries, followed through copies to the input's node that made it.
   std::vector<std::uint32_t> root(nodes), root_output(nodes);
-  const auto carried = [&](std::uint32_t v, std::uint32_t output, auto& self) -> std::pair<std::uint32_t, std::uint32_t> {
+  const auto carried = [&](std::uint32_t v, std::uint32_t output,
+                           auto& self) -> std::pair<std::uint32_t, std::uint32_t> {
     if (was[v] < original) return {was[v], output};
     return self(g.src_node[g.first_input[v]], g.src_output[g.first_input[v]], self);
   };
@@ -217,7 +219,8 @@ void write_result(const parsed& p, const flat_graph& g, const std::vector<std::u
   out.buffer += "{\"format\":\"devpass.graph/1\",\"name\":";
   devpass::detail::append_json_string(out.buffer, p.name);
   out.buffer += ",\"nodes\":[\n";
-  static constexpr const char* op_names[] = {"input", "constant", "delegate", "call", "h2d_copy", "d2h_copy", "output", "d2d_copy"};
+  static constexpr const char* op_names[] = {"input",    "constant", "delegate", "call",
+                                             "h2d_copy", "d2h_copy", "output",   "d2d_copy"};
   for (std::size_t k = 0; k < order.size(); ++k) {
     const std::uint32_t v = order[k];
     const bool copy = was[v] >= original;
@@ -301,7 +304,8 @@ int main(int argc, char** argv) {
   }
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (const auto error = parser.load(argv[1]).get(doc)) fail(std::string(argv[1]) + ": " + simdjson::error_message(error));
+  if (const auto error = parser.load(argv[1]).get(doc))
+    fail(std::string(argv[1]) + ": " + simdjson::error_message(error));
   parsed p;
   parse(doc, p);
   flat_graph result;

@@ -18,12 +18,12 @@ namespace devpass::bench {
 struct flat_graph {
   enum kind : std::uint8_t { input, constant, delegate, call, h2d, d2h, output, d2d };
   std::vector<std::uint8_t> op;
-  std::vector<std::int32_t> dev;          // -1 host, else cuda index
+  std::vector<std::int32_t> dev;           // -1 host, else cuda index
   std::vector<std::uint32_t> first_input;  // operands of node i: [first_input[i], first_input[i] + arity[i])
   std::vector<std::uint32_t> arity;
-  std::vector<std::uint32_t> src_node;     // per operand: producer
-  std::vector<std::uint32_t> src_output;   // per operand: producer output
-  std::vector<std::uint32_t> outputs;      // number of outputs per node
+  std::vector<std::uint32_t> src_node;    // per operand: producer
+  std::vector<std::uint32_t> src_output;  // per operand: producer output
+  std::vector<std::uint32_t> outputs;     // number of outputs per node
 };
 
 // (No namespace `detail` here: it would hide devpass::detail from the bench headers.)
@@ -52,7 +52,8 @@ inline bool read_flat_graph(flat_graph& g, const char* path) {
   std::FILE* file = std::fopen(path, "rb");
   if (!file) return false;
   char magic[sizeof flat_graph_magic - 1];
-  bool ok = std::fread(magic, 1, sizeof magic, file) == sizeof magic && std::memcmp(magic, flat_graph_magic, sizeof magic) == 0;
+  bool ok = std::fread(magic, 1, sizeof magic, file) == sizeof magic &&
+            std::memcmp(magic, flat_graph_magic, sizeof magic) == 0;
   for_each_flat_column(g, [&](auto& column) {
     std::uint64_t n = 0;
     ok = ok && std::fread(&n, sizeof n, 1, file) == 1;

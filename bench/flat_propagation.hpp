@@ -19,11 +19,11 @@ inline flat_graph to_flat(const graph& g) {
   const auto n = boost::num_vertices(g);
   for (vertex v = 0; v < n; ++v) {
     const node& x = g[v];
-    f.op.push_back(x.op == op_kind::input ? flat_graph::input
+    f.op.push_back(x.op == op_kind::input      ? flat_graph::input
                    : x.op == op_kind::constant ? flat_graph::constant
                    : x.op == op_kind::delegate ? flat_graph::delegate
-                   : x.op == op_kind::output ? flat_graph::output
-                                             : flat_graph::call);
+                   : x.op == op_kind::output   ? flat_graph::output
+                                               : flat_graph::call);
     f.dev.push_back(x.op == op_kind::delegate && !x.device.is_host() ? x.device.index : -1);
     f.first_input.push_back(static_cast<std::uint32_t>(f.src_node.size()));
     f.arity.push_back(x.arity);
@@ -60,7 +60,8 @@ struct flat_result {
 };
 
 // Appends a copy node of kind `kind` on `dev` reading output `output` of `node`; returns its index.
-inline std::uint32_t append_copy(flat_graph& f, std::uint8_t kind, std::int32_t dev, std::uint32_t node, std::uint32_t output) {
+inline std::uint32_t append_copy(flat_graph& f, std::uint8_t kind, std::int32_t dev, std::uint32_t node,
+                                 std::uint32_t output) {
   const auto id = static_cast<std::uint32_t>(f.op.size());
   f.op.push_back(kind);
   f.dev.push_back(dev);
@@ -76,7 +77,8 @@ inline std::uint32_t append_copy(flat_graph& f, std::uint8_t kind, std::int32_t 
 // final graph, and with `was`, for each of its nodes its index before compaction (below the
 // input's node count: that node of the input; from it on: the copies, in the order made). The
 // bench's timed runs pass neither; bench/dom_flat_process.cpp writes the result out.
-inline flat_result flat_propagate(flat_graph f, flat_graph* result = nullptr, std::vector<std::uint32_t>* was = nullptr) {
+inline flat_result flat_propagate(flat_graph f, flat_graph* result = nullptr,
+                                  std::vector<std::uint32_t>* was = nullptr) {
   const std::uint32_t original = static_cast<std::uint32_t>(f.op.size());
   const auto add_copy = [&](std::uint8_t kind, std::int32_t dev, std::uint32_t node, std::uint32_t output) {
     return append_copy(f, kind, dev, node, output);
@@ -180,7 +182,8 @@ inline flat_result flat_propagate_shared(flat_graph f) {
   for (std::uint32_t v = 0; v < original; ++v) {
     const std::uint8_t op = f.op[v];
     const bool device_reader = op == flat_graph::delegate && f.dev[v] >= 0;
-    const bool host_reader = op == flat_graph::call || op == flat_graph::output || (op == flat_graph::delegate && f.dev[v] < 0);
+    const bool host_reader =
+        op == flat_graph::call || op == flat_graph::output || (op == flat_graph::delegate && f.dev[v] < 0);
     if (!device_reader && !host_reader) continue;
     for (std::uint32_t i = f.first_input[v], e = i + f.arity[v]; i < e; ++i) {
       const std::uint32_t p = f.src_node[i], k = f.src_output[i];

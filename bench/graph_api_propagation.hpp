@@ -27,7 +27,8 @@ inline graph_api_result graph_api_propagate_shared(graph& g) {
     const op_kind op = g[v].op;
     const device where = g[v].device;
     const bool device_reader = op == op_kind::delegate && !where.is_host();
-    const bool host_reader = op == op_kind::call || op == op_kind::output || (op == op_kind::delegate && where.is_host());
+    const bool host_reader =
+        op == op_kind::call || op == op_kind::output || (op == op_kind::delegate && where.is_host());
     if (!device_reader && !host_reader) continue;
     const std::uint32_t arity = g[v].arity;
     std::array<value_ref, 8> on_stack;
@@ -41,9 +42,12 @@ inline graph_api_result graph_api_propagate_shared(graph& g) {
       const device from = location_of(g, x);
       op_kind kind;
       device side;
-      if (device_reader && from != where) kind = from.is_host() ? op_kind::h2d_copy : op_kind::d2d_copy, side = where;
-      else if (host_reader && !from.is_host()) kind = op_kind::d2h_copy, side = from;
-      else continue;
+      if (device_reader && from != where)
+        kind = from.is_host() ? op_kind::h2d_copy : op_kind::d2d_copy, side = where;
+      else if (host_reader && !from.is_host())
+        kind = op_kind::d2h_copy, side = from;
+      else
+        continue;
       std::optional<vertex> copy;
       for_each_use(g, x, [&](use u) {
         if (!copy && g[u.consumer].op == kind && g[u.consumer].device == side) copy = u.consumer;

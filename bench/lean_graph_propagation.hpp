@@ -18,15 +18,16 @@ struct lean_node {
   device where;
   std::uint32_t arity = 0;
 };
-using lean_graph =
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, lean_node, edge_info, boost::no_property, boost::vecS>;
+using lean_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, lean_node, edge_info,
+                                         boost::no_property, boost::vecS>;
 
 // Fills `lean` (empty) with `g`'s nodes and edges, with room for `capacity` nodes.
 inline void fill_lean(lean_graph& lean, const graph& g, std::size_t capacity) {
   lean.m_vertices.reserve(capacity);
   for (const auto v : boost::make_iterator_range(boost::vertices(g)))
     lean[boost::add_vertex(lean)] = lean_node{g[v].op, g[v].device, g[v].arity};
-  for (const auto e : boost::make_iterator_range(boost::edges(g))) boost::add_edge(boost::source(e, g), boost::target(e, g), g[e], lean);
+  for (const auto e : boost::make_iterator_range(boost::edges(g)))
+    boost::add_edge(boost::source(e, g), boost::target(e, g), g[e], lean);
 }
 
 struct lean_result {
@@ -47,7 +48,8 @@ inline lean_result lean_propagate_shared(lean_graph& g) {
   for (vertex v = 0; v < original; ++v) {
     const lean_node n = g[v];
     const bool device_reader = n.op == op_kind::delegate && !n.where.is_host();
-    const bool host_reader = n.op == op_kind::call || n.op == op_kind::output || (n.op == op_kind::delegate && n.where.is_host());
+    const bool host_reader =
+        n.op == op_kind::call || n.op == op_kind::output || (n.op == op_kind::delegate && n.where.is_host());
     if (!device_reader && !host_reader) continue;
     moves.clear();
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
@@ -55,9 +57,12 @@ inline lean_result lean_propagate_shared(lean_graph& g) {
       const device from = location(p);
       op_kind kind;
       device side;
-      if (device_reader && from != n.where) kind = from.is_host() ? op_kind::h2d_copy : op_kind::d2d_copy, side = n.where;
-      else if (host_reader && !from.is_host()) kind = op_kind::d2h_copy, side = from;
-      else continue;
+      if (device_reader && from != n.where)
+        kind = from.is_host() ? op_kind::h2d_copy : op_kind::d2d_copy, side = n.where;
+      else if (host_reader && !from.is_host())
+        kind = op_kind::d2h_copy, side = from;
+      else
+        continue;
       // Read before add_edge: it may move the edge vector, and `e` points into it.
       const std::uint32_t output = g[e].output, slot = g[e].slot;
       vertex copy = 0;

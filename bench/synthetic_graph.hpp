@@ -35,7 +35,8 @@ struct splitmix64 {
 
 // constant_percent: how often a step adds a constant with the delegate reading it (8: about 7%
 // of the nodes are constants; 30: about 23%, the constant-heavy graph of the bench).
-[[nodiscard]] inline graph make_synthetic_graph(std::size_t nodes, std::uint64_t seed, std::uint32_t constant_percent = 8) {
+[[nodiscard]] inline graph make_synthetic_graph(std::size_t nodes, std::uint64_t seed,
+                                                std::uint32_t constant_percent = 8) {
   nodes = std::max<std::size_t>(nodes, 3);
   detail::splitmix64 rng{seed};
   static constexpr std::array<std::string_view, 5> kernels{"add", "mul", "matmul", "gelu", "layer_norm"};
@@ -62,8 +63,8 @@ struct splitmix64 {
     if (roll < constant_percent && made + 2 <= body) {
       // A constant (weight) feeding a cuda:0 delegate.
       const vertex c = add_node(g, {.id = "c" + k, .op = op_kind::constant, .outputs = {spec}});
-      const vertex d = add_node(g, {.id = "n" + k, .op = op_kind::delegate, .device = cuda_device(0),
-                                    .kernel = "matmul", .outputs = {spec}});
+      const vertex d = add_node(
+          g, {.id = "n" + k, .op = op_kind::delegate, .device = cuda_device(0), .kernel = "matmul", .outputs = {spec}});
       connect(g, recent.back(), d, 0);
       connect(g, {c, 0}, d, 1);
       remember(d);

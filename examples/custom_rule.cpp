@@ -29,8 +29,8 @@ constexpr auto only_copied_to_that_device = satisfies(
     w, h);
 
 // match [guard] / action — the rule reads like a transition table line.
-constexpr auto preload_rules = make_table(
-    h2d_copy(constant.as(w)).as(h)[only_copied_to_that_device] / (place_on(w, h), rewire(h, w), erase(h)));
+constexpr auto preload_rules =
+    make_table(h2d_copy(constant.as(w)).as(h)[only_copied_to_that_device] / (place_on(w, h), rewire(h, w), erase(h)));
 
 // A phase: any type with a name, its requirements and a run().
 struct preload_constants {
@@ -49,17 +49,18 @@ struct my_policy : propagate_policy {
   static constexpr bool preload_constants = true;
 };
 
-constexpr auto my_pipeline =
-    pipeline::make_pipeline(propagation::insert_shared_copies{}, preload_constants{}, propagation::elide_round_trips{},
-                            propagation::annotate_devices{});
+constexpr auto my_pipeline = pipeline::make_pipeline(propagation::insert_shared_copies{}, preload_constants{},
+                                                     propagation::elide_round_trips{}, propagation::annotate_devices{});
 
 graph two_layers() {
   graph g;
   const tensor_spec s{dtype::float32, {64, 64}};
   const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {s}});
   const vertex wt = add_node(g, {.id = "weight", .op = op_kind::constant, .outputs = {s}});
-  const vertex l0 = add_node(g, {.id = "layer0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "matmul", .outputs = {s}});
-  const vertex l1 = add_node(g, {.id = "layer1", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "matmul", .outputs = {s}});
+  const vertex l0 = add_node(
+      g, {.id = "layer0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "matmul", .outputs = {s}});
+  const vertex l1 = add_node(
+      g, {.id = "layer1", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "matmul", .outputs = {s}});
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
   connect(g, {x, 0}, l0, 0);
   connect(g, {wt, 0}, l0, 1);
@@ -80,11 +81,10 @@ int main() {
   const auto a = count_copies(standard), b = count_copies(custom);
   std::cout << "default pipeline: " << a.h2d << " h2d (" << a.h2d_bytes << " B per run)\n";
   std::cout << "with preload:     " << b.h2d << " h2d (" << b.h2d_bytes << " B per run)\n";
-  for (const auto& p : stats.phases)
-    std::cout << "  " << p.name << ": " << p.result.counters.rewrites << " rewrites\n";
+  for (const auto& p : stats.phases) std::cout << "  " << p.name << ": " << p.result.counters.rewrites << " rewrites\n";
   const auto weight = find_node(custom, "weight");
-  const bool ok = weight && custom[*weight].outputs[0].device == cuda_device(0) && b.h2d + 1 == a.h2d &&
-                  verify(custom).ok();
+  const bool ok =
+      weight && custom[*weight].outputs[0].device == cuda_device(0) && b.h2d + 1 == a.h2d && verify(custom).ok();
   std::cout << (ok ? "weight preloaded on cuda:0" : "unexpected result") << "\n";
   return ok ? 0 : 1;
 }

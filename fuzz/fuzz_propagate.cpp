@@ -23,7 +23,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     fuzz::check_plan(g, plan_memory(g));
-  } catch (const graph_error&) {
-  }
+  } catch (const graph_error&) {}
   return 0;
 }

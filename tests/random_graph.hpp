@@ -45,8 +45,10 @@ inline graph random_graph(std::uint64_t seed, const random_graph_options& option
     if (kind < 6) {
       n.op = op_kind::delegate;
       const std::size_t where = pick(10);
-      if (options.devices <= 2) n.device = where < 6 ? cuda_device(0) : where < 8 ? cuda_device(1) : cpu_device;
-      else n.device = where < 8 ? some_device() : cpu_device;
+      if (options.devices <= 2)
+        n.device = where < 6 ? cuda_device(0) : where < 8 ? cuda_device(1) : cpu_device;
+      else
+        n.device = where < 8 ? some_device() : cpu_device;
       if (pick(5) == 0) n.outputs.push_back(spec);
     } else {
       n.op = op_kind::call;
@@ -66,7 +68,8 @@ inline graph random_graph(std::uint64_t seed, const random_graph_options& option
   }
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
   const std::size_t outputs = 1 + pick(3);
-  for (std::uint32_t s = 0; s < outputs; ++s) connect(g, values[values.size() - 1 - pick(std::min<std::size_t>(6, values.size()))], out, s);
+  for (std::uint32_t s = 0; s < outputs; ++s)
+    connect(g, values[values.size() - 1 - pick(std::min<std::size_t>(6, values.size()))], out, s);
   // Nodes whose values nobody reads: made after the output node has picked its operands.
   if (options.dead_values)
     for (std::size_t i = 0, dead = 1 + pick(3); i < dead; ++i) add_compute("dead" + std::to_string(i));

@@ -45,8 +45,8 @@ TEST_CASE("allocators: host allocator aligns, gives distinct memory for 0 bytes,
 
 TEST_CASE("allocators: an alignment that is not a power of two names the op and device") {
   emulated_device_allocator dev(cuda_device(1));
-  CHECK_THROWS_WITH_AS((void)dev.allocate(8, 24, "n1"), "node 'n1': allocate on cuda:1: alignment 24 is not a power of two",
-                       device_error);
+  CHECK_THROWS_WITH_AS((void)dev.allocate(8, 24, "n1"),
+                       "node 'n1': allocate on cuda:1: alignment 24 is not a power of two", device_error);
   CHECK(dev.live_allocations() == 0);
 }
 
@@ -77,7 +77,8 @@ TEST_CASE("allocators: emulated device catches copies through foreign pointers")
   }
   SUBCASE("host to device into host memory") {
     CHECK_THROWS_WITH_AS(dev.copy_host_to_device(host.data(), host.data(), 32, "c"),
-                         "node 'c': copy_host_to_device on cuda:0: destination is not memory of this device", device_error);
+                         "node 'c': copy_host_to_device on cuda:0: destination is not memory of this device",
+                         device_error);
   }
   SUBCASE("host to device from device memory (a missing d2h)") {
     device_buffer other(dev, 32);
@@ -110,8 +111,10 @@ TEST_CASE("allocators: device to device between two emulated devices and within 
 TEST_CASE("allocators: a caller's stream bound to an emulated device is its native stream and tags its work") {
   allocator_registry registry;
   registry.add(std::make_unique<host_allocator>());
-  auto& d0 = dynamic_cast<emulated_device_allocator&>(registry.add(std::make_unique<emulated_device_allocator>(cuda_device(0))));
-  auto& cached = registry.add(std::make_unique<failing_allocator>(std::make_unique<emulated_device_allocator>(cuda_device(1)), 0));
+  auto& d0 = dynamic_cast<emulated_device_allocator&>(
+      registry.add(std::make_unique<emulated_device_allocator>(cuda_device(0))));
+  auto& cached =
+      registry.add(std::make_unique<failing_allocator>(std::make_unique<emulated_device_allocator>(cuda_device(1)), 0));
   d0.record_issues(true);
   device_buffer a(d0, 16);
   const auto source = iota_bytes(16);
@@ -134,8 +137,8 @@ TEST_CASE("allocators: a caller's stream bound to an emulated device is its nati
   CHECK(d0.issued()[2].op == "synchronize");
   CHECK(d0.issued()[2].stream == &token);
   host_allocator host;
-  CHECK_THROWS_WITH_AS((void)host.bind_stream(&token), "bind_stream on cpu: this allocator has no stream to replace with the caller's",
-                       device_error);
+  CHECK_THROWS_WITH_AS((void)host.bind_stream(&token),
+                       "bind_stream on cpu: this allocator has no stream to replace with the caller's", device_error);
 }
 
 TEST_CASE("allocators: device_buffer frees on destruction, reset and move-assignment, and moves ownership") {

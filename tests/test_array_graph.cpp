@@ -18,8 +18,8 @@
 namespace {
 
 using namespace devpass;
-using testing_support::every_flag_set;
 using interop::device_code;
+using testing_support::every_flag_set;
 
 // A devpass::graph as arrays, in topological order; `order[i]` is the vertex of array node i.
 struct flattened {
@@ -78,7 +78,8 @@ flattened flatten(const devpass::graph& g) {
 std::string described(const devpass::graph& g, value_ref v) {
   const node& n = g[v.producer];
   if (!is_copy(n.op)) return n.id + ":" + std::to_string(v.output);
-  return std::string(to_string(n.op)) + "[" + to_string(n.device) + "](" + described(g, operands(g, v.producer).front()) + ")";
+  return std::string(to_string(n.op)) + "[" + to_string(n.device) + "](" +
+         described(g, operands(g, v.producer).front()) + ")";
 }
 std::string reads_of(const devpass::graph& g) {
   std::map<std::string, std::string> lines;  // by id: the two sides number nodes differently
@@ -97,11 +98,13 @@ std::string reads_of(const devpass::graph& g) {
   return text;
 }
 
-std::string array_value(const flattened& f, const interop::propagation_arrays& r, std::uint32_t node, std::uint32_t output) {
+std::string array_value(const flattened& f, const interop::propagation_arrays& r, std::uint32_t node,
+                        std::uint32_t output) {
   if (node < f.order.size()) return f.names[node] + ":" + std::to_string(output);
   const std::size_t k = node - f.order.size();
-  return std::string(to_string(static_cast<op_kind>(r.copy_roles[k]))) + "[" + to_string(interop::decode(r.copy_devices[k])) +
-         "](" + array_value(f, r, r.copy_source_nodes[k], r.copy_source_outputs[k]) + ")";
+  return std::string(to_string(static_cast<op_kind>(r.copy_roles[k]))) + "[" +
+         to_string(interop::decode(r.copy_devices[k])) + "](" +
+         array_value(f, r, r.copy_source_nodes[k], r.copy_source_outputs[k]) + ")";
 }
 std::string reads_of(const flattened& f, const interop::propagation_arrays& r) {
   const std::size_t n = f.order.size();
@@ -163,7 +166,9 @@ bool same_through_arrays(const devpass::graph& unsorted, const propagate_options
 
 }  // namespace
 
-TEST_CASE("array graph: every repository graph through the arrays reads as on devpass::graph, both policies, every flag set") {
+TEST_CASE(
+    "array graph: every repository graph through the arrays reads as on devpass::graph, both policies, every flag "
+    "set") {
   const auto count = testing_support::over_every_repository_case(same_through_arrays);
   CHECK(count.accepted > 10 * count.refused);
 }
@@ -218,32 +223,39 @@ TEST_CASE("array graph: malformed arrays are refused naming the node and field")
   const std::vector<std::string> names{"x", "relu", "out"};
   SUBCASE("an operand that reads a later node") {
     const std::vector<std::uint32_t> nodes{2, 1}, slots{0, 0};
-    CHECK_THROWS_WITH(static_cast<void>(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names})),
-                      "node 'relu': inputs: slot 0 reads node #2, not an earlier node (the arrays must be in topological order)");
+    CHECK_THROWS_WITH(
+        static_cast<void>(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names})),
+        "node 'relu': inputs: slot 0 reads node #2, not an earlier node (the arrays must be in topological order)");
   }
   SUBCASE("an output index past the producer's values") {
     const std::vector<std::uint32_t> nodes{0, 1}, slots{3, 0};
-    CHECK_THROWS_WITH(static_cast<void>(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names})),
-                      "node 'relu': inputs: slot 0 reads output 3 of a node with 1 outputs");
+    CHECK_THROWS_WITH(
+        static_cast<void>(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names})),
+        "node 'relu': inputs: slot 0 reads output 3 of a node with 1 outputs");
   }
   SUBCASE("an unknown role, without names") {
     const std::vector<std::uint8_t> bad_roles{0, 9, 7};
     const std::vector<std::uint32_t> nodes{0, 1}, slots{0, 0};
-    CHECK_THROWS_WITH(static_cast<void>(interop::make_array_graph({bad_roles, devices, outputs, offsets, nodes, slots, {}})),
-                      "node 'node #1': role: unknown role 9");
+    CHECK_THROWS_WITH(
+        static_cast<void>(interop::make_array_graph({bad_roles, devices, outputs, offsets, nodes, slots, {}})),
+        "node 'node #1': role: unknown role 9");
   }
   SUBCASE("value marks for the wrong number of values, or a bad device code") {
     const std::vector<std::uint32_t> nodes{0, 1}, slots{0, 0};
     const std::vector<device_code> one_mark{0};
-    CHECK_THROWS_WITH(static_cast<void>(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names, one_mark})),
-                      "graph arrays: value_marks needs one entry per value (2)");
+    CHECK_THROWS_WITH(
+        static_cast<void>(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names, one_mark})),
+        "graph arrays: value_marks needs one entry per value (2)");
     const std::vector<device_code> bad_marks{interop::unmarked, -7};
-    CHECK_THROWS_WITH(static_cast<void>(interop::make_array_graph({roles, devices, outputs, offsets, nodes, slots, names, bad_marks})),
+    CHECK_THROWS_WITH(static_cast<void>(interop::make_array_graph(
+                          {roles, devices, outputs, offsets, nodes, slots, names, bad_marks})),
                       "node 'relu': value_marks: device code -7");
   }
   SUBCASE("arrays of different lengths") {
     const std::vector<std::uint32_t> nodes{0, 1}, slots{0, 0};
     const std::vector<device_code> short_devices{-1, -1};
-    CHECK_THROWS_AS(static_cast<void>(interop::make_array_graph({roles, short_devices, outputs, offsets, nodes, slots, names})), std::invalid_argument);
+    CHECK_THROWS_AS(
+        static_cast<void>(interop::make_array_graph({roles, short_devices, outputs, offsets, nodes, slots, names})),
+        std::invalid_argument);
   }
 }

@@ -66,7 +66,8 @@ void check_plan(const values& v, const interop::placement_arrays& p, std::uint32
       if (v.arena[i] != a) continue;
       std::uint64_t live = 0;
       for (std::size_t j = 0; j < n; ++j)
-        if (v.arena[j] == a && v.first[j] <= v.first[i] && v.first[i] <= v.last[j]) live += aligned(v.size[j], alignment);
+        if (v.arena[j] == a && v.first[j] <= v.first[i] && v.first[i] <= v.last[j])
+          live += aligned(v.size[j], alignment);
       bound = std::max(bound, live);
     }
     CHECK(p.lower_bounds[a] == bound);
@@ -76,15 +77,18 @@ void check_plan(const values& v, const interop::placement_arrays& p, std::uint32
 
 }  // namespace
 
-TEST_CASE("array plan: random values in several arenas never share a byte while both alive; the bound is the live peak") {
+TEST_CASE(
+    "array plan: random values in several arenas never share a byte while both alive; the bound is the live peak") {
   for (std::uint32_t seed = 1; seed <= 30; ++seed) {
     CAPTURE(seed);
     const values v = random_values(seed, 60 + seed * 5, 1 + seed % 3, 1);
-    for (const std::uint32_t alignment : {1u, 16u, 64u}) check_plan(v, interop::place_intervals(v.arrays(), alignment), alignment);
+    for (const std::uint32_t alignment : {1u, 16u, 64u})
+      check_plan(v, interop::place_intervals(v.arrays(), alignment), alignment);
   }
 }
 
-TEST_CASE("array plan: sparse step numbers (ranked) plan validly, with the lower bound of the same values numbered densely") {
+TEST_CASE(
+    "array plan: sparse step numbers (ranked) plan validly, with the lower bound of the same values numbered densely") {
   for (std::uint32_t seed = 1; seed <= 10; ++seed) {
     CAPTURE(seed);
     const values dense = random_values(seed, 80, 2, 1);
@@ -98,11 +102,11 @@ TEST_CASE("array plan: sparse step numbers (ranked) plan validly, with the lower
 
 TEST_CASE("array plan: the best-fitting gap is taken, zero-byte values take none, the plan is deterministic") {
   values v;
-  v.add(0, 1, 64);   // 0: bottom, dies at 1
-  v.add(0, 4, 32);   // 1: above it, lives on
-  v.add(2, 3, 48);   // 2: fits in 0's 64-byte hole once 0 is dead
-  v.add(2, 3, 0);    // 3: no bytes
-  v.add(5, 6, 96);   // 4: after everything: reuses the bottom
+  v.add(0, 1, 64);  // 0: bottom, dies at 1
+  v.add(0, 4, 32);  // 1: above it, lives on
+  v.add(2, 3, 48);  // 2: fits in 0's 64-byte hole once 0 is dead
+  v.add(2, 3, 0);   // 3: no bytes
+  v.add(5, 6, 96);  // 4: after everything: reuses the bottom
   const auto p = interop::place_intervals(v.arrays(), 16);
   CHECK(p.offsets == std::vector<std::uint64_t>{0, 64, 0, 0, 0});
   CHECK(p.arena_sizes == std::vector<std::uint64_t>{96});
@@ -118,22 +122,23 @@ TEST_CASE("array plan: malformed arrays and bad alignments are refused, naming t
   values v;
   v.add(0, 1, 8);
   v.add(3, 2, 8);
-  CHECK_THROWS_WITH_AS(interop::place_intervals(v.arrays(), 16), doctest::Contains("value 1: last step 2 is before its first 3"),
-                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(interop::place_intervals(v.arrays(), 16),
+                       doctest::Contains("value 1: last step 2 is before its first 3"), std::invalid_argument);
   values out_of_range;
   out_of_range.add(0, 1, 8, 2);
   out_of_range.arena_count = 2;
-  CHECK_THROWS_WITH_AS(interop::place_intervals(out_of_range.arrays(), 16), doctest::Contains("value 0: arena 2 is not below arena_count 2"),
-                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(interop::place_intervals(out_of_range.arrays(), 16),
+                       doctest::Contains("value 0: arena 2 is not below arena_count 2"), std::invalid_argument);
   values ragged;
   ragged.add(0, 1, 8);
   ragged.size.push_back(4);
   CHECK_THROWS_AS(interop::place_intervals(ragged.arrays(), 16), std::invalid_argument);
   values ok;
   ok.add(0, 1, 8);
-  CHECK_THROWS_WITH_AS(interop::place_intervals(ok.arrays(), 24), doctest::Contains("alignment must be a power of two, got 24"),
-                       config_error);
+  CHECK_THROWS_WITH_AS(interop::place_intervals(ok.arrays(), 24),
+                       doctest::Contains("alignment must be a power of two, got 24"), config_error);
   values huge;
   huge.add(0, 1, ~std::uint64_t{0} - 3);
-  CHECK_THROWS_WITH_AS(interop::place_intervals(huge.arrays(), 16), doctest::Contains("overflows when aligned"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(interop::place_intervals(huge.arrays(), 16), doctest::Contains("overflows when aligned"),
+                       std::invalid_argument);
 }

@@ -26,7 +26,8 @@ namespace {
 using statistics = caching_allocator::statistics;
 
 bool operator==(const statistics& a, const statistics& b) {
-  return a.hits == b.hits && a.misses == b.misses && a.cached_blocks == b.cached_blocks && a.cached_bytes == b.cached_bytes;
+  return a.hits == b.hits && a.misses == b.misses && a.cached_blocks == b.cached_blocks &&
+         a.cached_bytes == b.cached_bytes;
 }
 
 // A caching allocator over a failing_allocator over cuda:0 emulated; `inner` watches what reaches it.
@@ -62,7 +63,7 @@ TEST_CASE("caching allocator: a freed block is reused for a request of the same 
   CHECK(cache.stats() == statistics{0, 1, 0, 0});
   cache.deallocate(p);
   CHECK(cache.stats() == statistics{0, 1, 1, 1024});  // 1000 rounded up to a multiple of 512
-  CHECK(cache.owns(p, 1024));                          // still the inner allocator's memory
+  CHECK(cache.owns(p, 1024));                         // still the inner allocator's memory
 
   SUBCASE("same size") {
     void* q = cache.allocate(1000, 64);
@@ -291,7 +292,8 @@ TEST_CASE("caching allocator: the executor run twice gives the same outputs and 
   const graph g = placed_and_planned(plan);
   const kernel_registry kernels = add_kernel();
   allocator_registry allocators;
-  auto& host = dynamic_cast<caching_allocator&>(allocators.add(std::make_unique<caching_allocator>(std::make_unique<host_allocator>())));
+  auto& host = dynamic_cast<caching_allocator&>(
+      allocators.add(std::make_unique<caching_allocator>(std::make_unique<host_allocator>())));
   auto& dev = dynamic_cast<caching_allocator&>(
       allocators.add(std::make_unique<caching_allocator>(std::make_unique<emulated_device_allocator>(cuda_device(0)))));
   {

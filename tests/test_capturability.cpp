@@ -67,16 +67,19 @@ TEST_CASE("capturability: host work between device work splits the method, namin
   REQUIRE(v.reasons.size() == 2);  // u runs after the last device work: no split
   CHECK(v.reasons[0].node == "s");
   CHECK(v.reasons[0].cause == capture_cause::host_reads_device_value);
-  CHECK(v.reasons[0].detail == "reads 'a@d2h', which a d2h_copy of the device work before it produced: the host waits for the device");
+  CHECK(v.reasons[0].detail ==
+        "reads 'a@d2h', which a d2h_copy of the device work before it produced: the host waits for the device");
   CHECK(v.reasons[1].node == "t");
   CHECK(v.reasons[1].cause == capture_cause::host_work);
   CHECK(v.reasons[1].detail == "a call on the host between device work");
-  CHECK(capture_json(g, v) ==
-        "{\"verdict\": \"segments\", \"segments\": [{\"nodes\": 3, \"first\": \"x@h2d[cuda:0]\", \"last\": \"a@d2h\"}, "
-        "{\"nodes\": 3, \"first\": \"s@h2d[cuda:0]\", \"last\": \"b@d2h\"}], \"reasons\": [{\"node\": \"s\", \"cause\": "
-        "\"host_reads_device_value\", \"detail\": \"reads 'a@d2h', which a d2h_copy of the device work before it produced: "
-        "the host waits for the device\"}, {\"node\": \"t\", \"cause\": \"host_work\", \"detail\": \"a call on the host "
-        "between device work\"}]}");
+  CHECK(
+      capture_json(g, v) ==
+      "{\"verdict\": \"segments\", \"segments\": [{\"nodes\": 3, \"first\": \"x@h2d[cuda:0]\", \"last\": \"a@d2h\"}, "
+      "{\"nodes\": 3, \"first\": \"s@h2d[cuda:0]\", \"last\": \"b@d2h\"}], \"reasons\": [{\"node\": \"s\", \"cause\": "
+      "\"host_reads_device_value\", \"detail\": \"reads 'a@d2h', which a d2h_copy of the device work before it "
+      "produced: "
+      "the host waits for the device\"}, {\"node\": \"t\", \"cause\": \"host_work\", \"detail\": \"a call on the host "
+      "between device work\"}]}");
 }
 
 TEST_CASE("capturability: device method inputs and outputs the caller owns block a capture until they are planned") {
@@ -90,7 +93,8 @@ TEST_CASE("capturability: device method inputs and outputs the caller owns block
   REQUIRE(blocked.reasons.size() == 2);
   CHECK(blocked.reasons[0].node == "x");
   CHECK(blocked.reasons[0].cause == capture_cause::caller_buffer);
-  CHECK(blocked.reasons[0].detail == "method input 'x' on cuda:0 has no planned buffer: its address changes with every call");
+  CHECK(blocked.reasons[0].detail ==
+        "method input 'x' on cuda:0 has no planned buffer: its address changes with every call");
   CHECK(blocked.reasons[1].node == "a");
   CHECK(blocked.reasons[1].cause == capture_cause::caller_buffer);
   CHECK(blocked.reasons[1].blocks());

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "graph_dir.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/graph_runner.hpp"
 #include "devpass/runtime/kernels/builtin.hpp"
+#include "graph_dir.hpp"
 
 using namespace devpass;
 using namespace devpass::runtime;
@@ -83,10 +83,11 @@ TEST_CASE("devpass-run: the report is one JSON object with outputs, copies, byte
   r.copies.h2d = {2, 32};
   r.copies.d2d = {1, 8};
   r.seconds = 0.5;
-  CHECK(to_json(r) ==
-        "{\"outputs\": [{\"index\": 0, \"dtype\": \"float16\", \"shape\": [2, 3], \"checksum\": \"00000000000000ab\"}], "
-        "\"copies\": {\"h2d\": 2, \"d2h\": 0, \"d2d\": 1}, \"bytes\": {\"h2d\": 32, \"d2h\": 0, \"d2d\": 8}, "
-        "\"device\": \"emulated\", \"seconds\": 0.500000}");
+  CHECK(
+      to_json(r) ==
+      "{\"outputs\": [{\"index\": 0, \"dtype\": \"float16\", \"shape\": [2, 3], \"checksum\": \"00000000000000ab\"}], "
+      "\"copies\": {\"h2d\": 2, \"d2h\": 0, \"d2d\": 1}, \"bytes\": {\"h2d\": 32, \"d2h\": 0, \"d2d\": 8}, "
+      "\"device\": \"emulated\", \"seconds\": 0.500000}");
 }
 
 TEST_CASE("devpass-run: inputs and constants depend on the seed") {

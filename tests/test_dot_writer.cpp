@@ -3,9 +3,9 @@
 #include <sstream>
 #include <string>
 
-#include "graph_dir.hpp"
 #include "devpass/io/dot_writer.hpp"
 #include "devpass/io/json_reader.hpp"
+#include "graph_dir.hpp"
 
 using namespace devpass;
 
@@ -31,13 +31,16 @@ graph placed_graph() {
   g[boost::graph_bundle].name = "placed";
   const tensor_spec big{dtype::float32, {1024, 800}};  // 3,276,800 B = 3.1 MiB
   const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {{dtype::float32, {2, 2}}}});
-  const vertex h = add_node(g, {.id = "x@h2d", .op = op_kind::h2d_copy, .device = cuda_device(0),
-                                .outputs = {{dtype::float32, {2, 2}}}});
-  const vertex d = add_node(g, {.id = "d", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "grow",
+  const vertex h = add_node(
+      g, {.id = "x@h2d", .op = op_kind::h2d_copy, .device = cuda_device(0), .outputs = {{dtype::float32, {2, 2}}}});
+  const vertex d = add_node(g, {.id = "d",
+                                .op = op_kind::delegate,
+                                .device = cuda_device(0),
+                                .kernel = "grow",
                                 .outputs = {big, {dtype::int8, {3}}}});
   const vertex c = add_node(g, {.id = "d@d2d", .op = op_kind::d2d_copy, .device = cuda_device(1), .outputs = {big}});
-  const vertex e = add_node(g, {.id = "e", .op = op_kind::delegate, .device = cuda_device(1), .kernel = "k",
-                                .outputs = {big}});
+  const vertex e =
+      add_node(g, {.id = "e", .op = op_kind::delegate, .device = cuda_device(1), .kernel = "k", .outputs = {big}});
   const vertex b = add_node(g, {.id = "e@d2h", .op = op_kind::d2h_copy, .device = cuda_device(1), .outputs = {big}});
   const vertex w = add_node(g, {.id = "w", .op = op_kind::constant, .outputs = {{dtype::int8, {1}}}});
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});

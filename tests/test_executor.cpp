@@ -43,12 +43,17 @@ bool same_f4(const node&, std::span<const tensor_spec* const> in) {
 
 kernel_registry test_kernels() {
   kernel_registry r;
-  r.add("add", {same_f4, [](const kernel_call& c) {
-                  for (int i = 0; i < 4; ++i) c.outputs[0].as<float>()[i] = c.inputs[0].as<float>()[i] + c.inputs[1].as<float>()[i];
-                }, nullptr});
-  r.add("relu", {same_f4, [](const kernel_call& c) {
+  r.add("add", {same_f4,
+                [](const kernel_call& c) {
+                  for (int i = 0; i < 4; ++i)
+                    c.outputs[0].as<float>()[i] = c.inputs[0].as<float>()[i] + c.inputs[1].as<float>()[i];
+                },
+                nullptr});
+  r.add("relu", {same_f4,
+                 [](const kernel_call& c) {
                    for (int i = 0; i < 4; ++i) c.outputs[0].as<float>()[i] = std::max(0.0f, c.inputs[0].as<float>()[i]);
-                 }, nullptr});
+                 },
+                 nullptr});
   return r;
 }
 
@@ -92,7 +97,8 @@ memory_plan plan_for(graph& g) {
   set_slot(g, "d0", 2, 256);
   memory_plan plan;
   plan.order = topological_order(g);
-  plan.buffers = {planned_buffer{}, planned_buffer{1, cpu_device, 48, 48, 16}, planned_buffer{2, cuda_device(0), 272, 32, 256}};
+  plan.buffers = {planned_buffer{}, planned_buffer{1, cpu_device, 48, 48, 16},
+                  planned_buffer{2, cuda_device(0), 272, 32, 256}};
   return plan;
 }
 
@@ -198,7 +204,8 @@ TEST_CASE("executor: a profile records every node once, in run order, with its k
     const node& n = g[plan.order[i]];
     CAPTURE(n.id);
     CHECK(profile[i].id == n.id);
-    CHECK(profile[i].what == (n.op == op_kind::delegate || n.op == op_kind::call ? n.kernel : std::string(to_string(n.op))));
+    CHECK(profile[i].what ==
+          (n.op == op_kind::delegate || n.op == op_kind::call ? n.kernel : std::string(to_string(n.op))));
     CHECK(profile[i].seconds >= 0);
   }
   CHECK(std::count_if(profile.begin(), profile.end(), [](const node_time& t) { return t.what == "h2d_copy"; }) == 1);
@@ -219,7 +226,8 @@ TEST_CASE("executor: a missing copy is an error naming the node and slot") {
   allocator_registry allocators = emulated_registry();
   const auto inputs = make_method_inputs(g, allocators, 1);
   CHECK_THROWS_WITH_AS((void)execute(g, memory_plan{}, allocators, test_kernels(), inputs),
-                       "node 'd0': inputs[0]: 'x' lives on cpu, the node runs on cuda:0 (a copy is missing)", graph_error);
+                       "node 'd0': inputs[0]: 'x' lives on cpu, the node runs on cuda:0 (a copy is missing)",
+                       graph_error);
   CHECK(dynamic_cast<failing_allocator&>(allocators.find(cuda_device(0))).live() == 0);
 }
 
@@ -247,8 +255,9 @@ TEST_CASE("executor: kernels without a fitting registry entry run the opaque ker
     map_to_host(g);
     const auto inputs = make_method_inputs(g, allocators, 11);
     kernel_registry strict;
-    strict.add("relu", {[](const node& n, std::span<const tensor_spec* const>) { return n.outputs[0].shape == f4.shape; },
-                        [](const kernel_call&) {}, nullptr});
+    strict.add("relu",
+               {[](const node& n, std::span<const tensor_spec* const>) { return n.outputs[0].shape == f4.shape; },
+                [](const kernel_call&) {}, nullptr});
     const auto r = execute(g, memory_plan{}, allocators, strict, inputs, {11});
     CHECK(r.opaque_nodes == std::vector<std::string>{"d0", "r"});
   }
@@ -346,7 +355,8 @@ TEST_CASE("executor: a plan that does not fit the graph names the node and field
   SUBCASE("offset past the end") {
     set_slot(g, "r", 1, 40);
     CHECK_THROWS_WITH_AS((void)execute(g, plan, allocators, test_kernels(), inputs),
-                         "node 'r': outputs[0].offset: offset 40 + 16 bytes does not fit buffer 1 of 48 bytes", graph_error);
+                         "node 'r': outputs[0].offset: offset 40 + 16 bytes does not fit buffer 1 of 48 bytes",
+                         graph_error);
   }
   CHECK(dynamic_cast<failing_allocator&>(allocators.find(cuda_device(0))).live() == 0);
 }

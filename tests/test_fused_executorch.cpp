@@ -84,11 +84,13 @@ std::string own_ir_text(const mycc::ir_graph& g) {
   for (vertex v = 0; v < boost::num_vertices(g); ++v) {
     text += std::string(to_string(role_of(g, v))) + " " + display_name(g, v) + " on " + to_string(node_device(g, v)) +
             " reads";
-    for (const value_ref in : operands(g, v)) text += " " + std::to_string(in.producer) + ":" + std::to_string(in.output);
+    for (const value_ref in : operands(g, v))
+      text += " " + std::to_string(in.producer) + ":" + std::to_string(in.output);
     for (std::uint32_t k = 0; k < output_count(g, v); ++k) {
       const auto mark = marked_device(g, value_ref{v, k});
       text += " | " + (mark ? to_string(*mark) : std::string("unmarked")) + " " +
-              std::to_string(value_bytes(g, value_ref{v, k})) + " uses " + std::to_string(use_count(g, value_ref{v, k}));
+              std::to_string(value_bytes(g, value_ref{v, k})) + " uses " +
+              std::to_string(use_count(g, value_ref{v, k}));
     }
     text += "\n";
   }
@@ -129,10 +131,11 @@ std::string file_bytes(const std::filesystem::path& path) {
 
 TEST_CASE("fused executorch path: every repository graph, every flag set, as the rule tables") {
   planned = 0;
-  const auto count = testing_support::over_every_repository_case([](const graph& source, const propagate_options& options) {
-    count_planned(source, options);
-    return same_both_ways(source, options);
-  });
+  const auto count =
+      testing_support::over_every_repository_case([](const graph& source, const propagate_options& options) {
+        count_planned(source, options);
+        return same_both_ways(source, options);
+      });
   CHECK(count.accepted > 300);
   CHECK(planned > 100);  // the fused path ran, not only the fallback
 }
@@ -165,8 +168,7 @@ TEST_CASE("fused executorch path: the fuzz corpora and regressions, every flag s
         if (source || bytes.size() <= skip) continue;
         try {
           source = read_graph_string(bytes.substr(skip));
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
       }
       if (!source) continue;
       ++files;

@@ -13,8 +13,9 @@ struct small_graph {
   vertex x, d0, r, out;
   small_graph() {
     x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {f32(2)}});
-    d0 = add_node(g, {.id = "d0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add",
-                      .outputs = {f32(2), f32(2)}});
+    d0 = add_node(
+        g,
+        {.id = "d0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32(2), f32(2)}});
     r = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "relu", .outputs = {f32(2)}});
     out = add_node(g, {.id = "out", .op = op_kind::output});
     connect(g, {x, 0}, d0, 0);

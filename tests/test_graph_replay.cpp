@@ -23,8 +23,8 @@
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/default_allocators.hpp"
 #include "devpass/runtime/failing_allocator.hpp"
-#include "devpass/runtime/host_allocator.hpp"
 #include "devpass/runtime/graph_runner.hpp"
+#include "devpass/runtime/host_allocator.hpp"
 #include "devpass/runtime/kernels/builtin.hpp"
 #include "devpass/runtime/prepared_method.hpp"
 #include "devpass/testing/graph_builder.hpp"
@@ -113,7 +113,8 @@ TEST_CASE("graph replay: on every repository graph and the demo's methods replay
       (void)propagate_device(g, propagation);
       const memory_plan plan = plan_memory(g, how.planning);
       default_allocators allocators = make_default_allocators(devices_of(g), false);
-      prepared_method method(g, plan, allocators.registry, kernels, {.seed = 42, .graphs = graph_mode::when_capturable});
+      prepared_method method(g, plan, allocators.registry, kernels,
+                             {.seed = 42, .graphs = graph_mode::when_capturable});
       const capture_verdict& verdict = method.verdict();
       const bool capturable = verdict.kind == capture_kind::one_graph || verdict.kind == capture_kind::segments;
       CHECK(method.replayed_segments() == (capturable ? verdict.segments.size() : 0));
@@ -127,7 +128,8 @@ TEST_CASE("graph replay: on every repository graph and the demo's methods replay
         const auto expected = bytes_of(normal);
         CHECK(bytes_of(replay) == expected);
         REQUIRE(replay.outputs.size() == normal.outputs.size());
-        for (std::size_t k = 0; k < replay.outputs.size(); ++k) CHECK(replay.outputs[k].device() == normal.outputs[k].device());
+        for (std::size_t k = 0; k < replay.outputs.size(); ++k)
+          CHECK(replay.outputs[k].device() == normal.outputs[k].device());
         CHECK(replay.copies.h2d.count == normal.copies.h2d.count);
         CHECK(replay.copies.h2d.bytes == normal.copies.h2d.bytes);
         CHECK(replay.copies.d2h.count == normal.copies.d2h.count);
@@ -173,15 +175,20 @@ struct recording_kernels {
       ++lookups;
       return true;
     };
-    registry.add("add", {fits, [this](const kernel_call& c) {
+    registry.add("add", {fits,
+                         [this](const kernel_call& c) {
                            streams[c.op.id].push_back(c.stream);
                            for (int i = 0; i < 4; ++i)
                              c.outputs[0].as<float>()[i] = c.inputs[0].as<float>()[i] + c.inputs[1].as<float>()[i];
-                         }, nullptr});
-    registry.add("relu", {fits, [this](const kernel_call& c) {
+                         },
+                         nullptr});
+    registry.add("relu", {fits,
+                          [this](const kernel_call& c) {
                             streams[c.op.id].push_back(c.stream);
-                            for (int i = 0; i < 4; ++i) c.outputs[0].as<float>()[i] = std::max(0.0f, c.inputs[0].as<float>()[i]);
-                          }, nullptr});
+                            for (int i = 0; i < 4; ++i)
+                              c.outputs[0].as<float>()[i] = std::max(0.0f, c.inputs[0].as<float>()[i]);
+                          },
+                          nullptr});
   }
 };
 
@@ -202,8 +209,10 @@ struct emulated_two_devices {
   emulated_device_allocator* d1;
   emulated_two_devices() {
     registry.add(std::make_unique<host_allocator>());
-    d0 = &dynamic_cast<emulated_device_allocator&>(registry.add(std::make_unique<emulated_device_allocator>(cuda_device(0))));
-    d1 = &dynamic_cast<emulated_device_allocator&>(registry.add(std::make_unique<emulated_device_allocator>(cuda_device(1))));
+    d0 = &dynamic_cast<emulated_device_allocator&>(
+        registry.add(std::make_unique<emulated_device_allocator>(cuda_device(0))));
+    d1 = &dynamic_cast<emulated_device_allocator&>(
+        registry.add(std::make_unique<emulated_device_allocator>(cuda_device(1))));
     d0->record_issues(true);
     d1->record_issues(true);
   }
@@ -266,8 +275,9 @@ TEST_CASE("graph replay: required mode refuses a method the verdict rejects, nam
     prepared_method method(g, plan, devices.registry, kernels.registry, {.graphs = graph_mode::when_capturable});
     CHECK(method.replayed_segments() == 0);
     CHECK(method.not_replayed() ==
-          std::vector<std::string>{"node 'x': the method is not capturable: caller_buffer: method input 'x' on cuda:0 has no "
-                                   "planned buffer: its address changes with every call"});
+          std::vector<std::string>{
+              "node 'x': the method is not capturable: caller_buffer: method input 'x' on cuda:0 has no "
+              "planned buffer: its address changes with every call"});
     for (std::uint64_t seed = 1; seed <= 2; ++seed) {
       const auto inputs = make_method_inputs(g, devices.registry, seed);
       std::vector<float> want = floats(inputs[0]);
@@ -302,8 +312,10 @@ TEST_CASE("graph replay: a caller's stream per device carries every copy and ker
       CAPTURE(w.op);
       CAPTURE(w.node);
       CHECK(w.stream == stream);
-      if (w.op == "synchronize") CHECK(waits);
-      else ++seen;
+      if (w.op == "synchronize")
+        CHECK(waits);
+      else
+        ++seen;
     }
     CHECK(seen == copies);
   };
@@ -400,7 +412,8 @@ TEST_CASE("graph replay: run_graph in graph mode reports the replayed run, with 
     (void)propagate_device(g);
     const memory_plan plan = plan_memory(g);
     const run_report normal = run_graph(g, plan, kernels, {.seed = 5, .allow_cuda = false});
-    const run_report replayed = run_graph(g, plan, kernels, {.seed = 5, .allow_cuda = false, .graphs = graph_mode::required});
+    const run_report replayed =
+        run_graph(g, plan, kernels, {.seed = 5, .allow_cuda = false, .graphs = graph_mode::required});
     CHECK(normal.replayed_segments == 0);
     CHECK(replayed.replayed_segments == capturability(g, plan).segments.size());
     CHECK(replayed.replayed_segments >= 1);
@@ -443,7 +456,8 @@ class deferred_device_allocator final : public device_allocator {
     run(bound_);  // finished on return, after everything queued before it
     std::memcpy(dst, src, bytes);
   }
-  void do_copy_device_to_device(void* dst, device_allocator&, const void* src, std::uint64_t bytes, std::string_view) override {
+  void do_copy_device_to_device(void* dst, device_allocator&, const void* src, std::uint64_t bytes,
+                                std::string_view) override {
     queues_[bound_].push_back([=] { std::memcpy(dst, src, bytes); });
   }
   void do_synchronize() override { run(bound_); }
@@ -464,7 +478,8 @@ class deferred_device_allocator final : public device_allocator {
 TEST_CASE("graph replay: a prepared run on a caller's stream fences the next run's host writes behind its copies") {
   // x (host, planned in the cpu arena) -> x@h2d -> a method output left on cuda:0: the last copy
   // of a run reads the cpu arena, asynchronously, and nobody waits for it before the run returns.
-  graph g = graph_builder{}.input("x", {4}).h2d_copy("x@h2d", "cuda:0", "x").output({"x@h2d"}).annotate_devices().build();
+  graph g =
+      graph_builder{}.input("x", {4}).h2d_copy("x@h2d", "cuda:0", "x").output({"x@h2d"}).annotate_devices().build();
   const memory_plan plan = plan_memory(g, {.plan_device_method_outputs = true});
   allocator_registry registry;
   registry.add(std::make_unique<host_allocator>());
@@ -535,10 +550,13 @@ TEST_CASE("graph replay: a recording run that fails records nothing; the next ru
   emulated_two_devices devices;
   recording_kernels kernels;
   bool fail = true;
-  kernels.registry.add("relu", {nullptr, [&](const kernel_call& c) {
+  kernels.registry.add("relu", {nullptr,
+                                [&](const kernel_call& c) {
                                   if (std::exchange(fail, false)) throw std::runtime_error("relu failed once");
-                                  for (int i = 0; i < 4; ++i) c.outputs[0].as<float>()[i] = std::max(0.0f, c.inputs[0].as<float>()[i]);
-                                }, nullptr});
+                                  for (int i = 0; i < 4; ++i)
+                                    c.outputs[0].as<float>()[i] = std::max(0.0f, c.inputs[0].as<float>()[i]);
+                                },
+                                nullptr});
   prepared_method method(g, plan, devices.registry, kernels.registry, {.graphs = graph_mode::required});
   const auto first = make_method_inputs(g, devices.registry, 1);
   CHECK_THROWS_WITH_AS((void)method.run(first), "relu failed once", std::runtime_error);

@@ -31,7 +31,8 @@ struct fan_in {
     const vertex a = add_node(g, {.id = "a", .op = op_kind::input, .outputs = {f32()}});
     const vertex b = add_node(g, {.id = "b", .op = op_kind::input, .outputs = {f32()}});
     const vertex c = add_node(g, {.id = "c", .op = op_kind::input, .outputs = {f32()}});
-    k = add_node(g, {.id = "k", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add3", .outputs = {f32()}});
+    k = add_node(g,
+                 {.id = "k", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add3", .outputs = {f32()}});
     h = add_node(g, {.id = "h", .op = op_kind::call, .kernel = "relu", .outputs = {f32()}});
     connect(g, {a, 0}, k, 0);
     connect(g, {b, 0}, k, 1);
@@ -103,8 +104,10 @@ TEST_CASE("driver: the nodes a rewrite touches are settled before the sweep move
   // both are tried again right after k, before m and r.
   graph g;
   const vertex a = add_node(g, {.id = "a", .op = op_kind::input, .outputs = {f32()}});
-  const vertex k = add_node(g, {.id = "k", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32()}});
-  const vertex m = add_node(g, {.id = "m", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32()}});
+  const vertex k =
+      add_node(g, {.id = "k", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32()}});
+  const vertex m =
+      add_node(g, {.id = "m", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32()}});
   const vertex r = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "relu", .outputs = {f32()}});
   connect(g, {a, 0}, k, 0);
   connect(g, {k, 0}, m, 0);

@@ -9,7 +9,9 @@
 using namespace devpass;
 
 namespace {
-vertex add(graph& g, std::string id, op_kind op = op_kind::call) { return add_node(g, {.id = std::move(id), .op = op}); }
+vertex add(graph& g, std::string id, op_kind op = op_kind::call) {
+  return add_node(g, {.id = std::move(id), .op = op});
+}
 }  // namespace
 
 TEST_CASE("id_allocator: generated ids never collide with existing '@' ids") {

@@ -6,8 +6,8 @@
 #include <sstream>
 #include <string>
 
-#include "graph_dir.hpp"
 #include "devpass/io/json_reader.hpp"
+#include "graph_dir.hpp"
 
 using namespace devpass;
 
@@ -43,15 +43,14 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 // Checks that `json` is rejected naming exactly `node_id` and `field`, with `problem` in the text.
-#define CHECK_REJECTED(json, node_id, field_name, problem_text)           \
-  do {                                                                     \
-    const auto err = error_of(json);                                       \
-    REQUIRE_MESSAGE(err.has_value(), "accepted: " << (json));              \
-    CHECK(err->file() == "t.json");                                        \
-    CHECK(err->node() == (node_id));                                       \
-    CHECK(err->field() == (field_name));                                   \
-    CHECK_MESSAGE(err->problem().find(problem_text) != std::string::npos, \
-                  "problem was: " << err->problem());                      \
+#define CHECK_REJECTED(json, node_id, field_name, problem_text)                                               \
+  do {                                                                                                        \
+    const auto err = error_of(json);                                                                          \
+    REQUIRE_MESSAGE(err.has_value(), "accepted: " << (json));                                                 \
+    CHECK(err->file() == "t.json");                                                                           \
+    CHECK(err->node() == (node_id));                                                                          \
+    CHECK(err->field() == (field_name));                                                                      \
+    CHECK_MESSAGE(err->problem().find(problem_text) != std::string::npos, "problem was: " << err->problem()); \
   } while (false)
 
 TEST_CASE("reader: reads a sample graph in file order with its edges") {
@@ -88,7 +87,8 @@ TEST_CASE("reader: references may point forward and name outputs by index") {
 
 TEST_CASE("reader: the device \"cuda\" means cuda:0") {
   const graph g = read_graph_string(chain(R"({"id":"d","op":"delegate","device":"cuda","kernel":"k","inputs":["x"],
-    "outputs":[{"dtype":"float32","shape":[2,2]}]})", "d"));
+    "outputs":[{"dtype":"float32","shape":[2,2]}]})",
+                                          "d"));
   CHECK(g[1].device == cuda_device(0));
 }
 
@@ -108,7 +108,8 @@ TEST_CASE("reader: tensor specs keep device, mem_id and offset") {
 TEST_CASE("reader: attrs are kept as minified JSON text") {
   const graph g = read_graph_string(chain(R"({"id":"d","op":"delegate","device":"cuda:0","kernel":"k","inputs":["x"],
     "outputs":[{"dtype":"float32","shape":[2,2]}],
-    "attrs": { "spec" : [1, 2, {"a": "b\"c"}],  "flag":true, "none" : null }})", "d"));
+    "attrs": { "spec" : [1, 2, {"a": "b\"c"}],  "flag":true, "none" : null }})",
+                                          "d"));
   CHECK(g[1].attrs == R"({"spec":[1,2,{"a":"b\"c"}],"flag":true,"none":null})");
   CHECK(g[0].attrs.empty());
 }
@@ -144,8 +145,7 @@ TEST_CASE("reader: a structural problem is a structure_error carrying every prob
     (void)read_graph_string(doc(input_x + "," + input_x), "t.json");
   } catch (const structure_error&) {
     parse_error_is_structural = true;
-  } catch (const graph_error&) {
-  }
+  } catch (const graph_error&) {}
   CHECK_FALSE(parse_error_is_structural);
 }
 
@@ -197,9 +197,9 @@ TEST_CASE("reader: rejects a duplicate id") {
 }
 
 TEST_CASE("reader: rejects an id that reads as an output reference") {
-  CHECK_REJECTED(chain(R"({"id":"d:1","op":"call","kernel":"k","inputs":["x"],"outputs":[{"dtype":"float32","shape":[1]}]})",
-                       "x"),
-                 "d:1", "id", "cannot end in ':<digits>'");
+  CHECK_REJECTED(
+      chain(R"({"id":"d:1","op":"call","kernel":"k","inputs":["x"],"outputs":[{"dtype":"float32","shape":[1]}]})", "x"),
+      "d:1", "id", "cannot end in ':<digits>'");
 }
 
 TEST_CASE("reader: rejects a missing or unknown op") {
@@ -227,15 +227,16 @@ TEST_CASE("reader: rejects a bad node device") {
 }
 
 TEST_CASE("reader: rejects a bad tensor spec device") {
-  CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"dtype":"float32","shape":[1],"device":"gpu"}]},)" +
-                     output_of("x")),
-                 "x", "outputs[0].device", "unknown device 'gpu'");
+  CHECK_REJECTED(
+      doc(R"({"id":"x","op":"input","outputs":[{"dtype":"float32","shape":[1],"device":"gpu"}]},)" + output_of("x")),
+      "x", "outputs[0].device", "unknown device 'gpu'");
 }
 
 TEST_CASE("reader: rejects an unknown dtype") {
-  CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"dtype":"float32","shape":[1]},{"dtype":"float8","shape":[1]}]},)" +
-                     output_of("x")),
-                 "x", "outputs[1].dtype", "unknown dtype 'float8'");
+  CHECK_REJECTED(
+      doc(R"({"id":"x","op":"input","outputs":[{"dtype":"float32","shape":[1]},{"dtype":"float8","shape":[1]}]},)" +
+          output_of("x")),
+      "x", "outputs[1].dtype", "unknown dtype 'float8'");
 }
 
 TEST_CASE("reader: rejects a negative dimension") {
@@ -244,10 +245,10 @@ TEST_CASE("reader: rejects a negative dimension") {
 }
 
 TEST_CASE("reader: rejects a dimension that is not an integer") {
-  CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"dtype":"float32","shape":[2.5]}]},)" + output_of("x")),
-                 "x", "outputs[0].shape[0]", "dimension is not an integer");
-  CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"dtype":"float32","shape":["2"]}]},)" + output_of("x")),
-                 "x", "outputs[0].shape[0]", "expected an integer, found a string");
+  CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"dtype":"float32","shape":[2.5]}]},)" + output_of("x")), "x",
+                 "outputs[0].shape[0]", "dimension is not an integer");
+  CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"dtype":"float32","shape":["2"]}]},)" + output_of("x")), "x",
+                 "outputs[0].shape[0]", "expected an integer, found a string");
   CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"dtype":"float32","shape":[18446744073709551615]}]},)" +
                      output_of("x")),
                  "x", "outputs[0].shape[0]", "dimension 18446744073709551615 is larger than 9223372036854775807");
@@ -260,41 +261,43 @@ TEST_CASE("reader: rejects a shape whose byte size overflows") {
 }
 
 TEST_CASE("reader: rejects a tensor spec with a missing or unknown field") {
-  CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"shape":[1]}]},)" + output_of("x")), "x",
-                 "outputs[0].dtype", "missing");
+  CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"shape":[1]}]},)" + output_of("x")), "x", "outputs[0].dtype",
+                 "missing");
   CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"dtype":"int8"}]},)" + output_of("x")), "x",
                  "outputs[0].shape", "missing");
-  CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"dtype":"int8","shape":[1],"stride":[1]}]},)" +
-                     output_of("x")),
-                 "x", "outputs[0].stride", "unknown field");
+  CHECK_REJECTED(
+      doc(R"({"id":"x","op":"input","outputs":[{"dtype":"int8","shape":[1],"stride":[1]}]},)" + output_of("x")), "x",
+      "outputs[0].stride", "unknown field");
 }
 
 TEST_CASE("reader: rejects a bad mem_id or offset") {
-  CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"dtype":"int8","shape":[1],"mem_id":-1}]},)" +
-                     output_of("x")),
-                 "x", "outputs[0].mem_id", "negative mem_id -1");
-  CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"dtype":"int8","shape":[1],"mem_id":4294967296}]},)" +
-                     output_of("x")),
-                 "x", "outputs[0].mem_id", "mem_id 4294967296 is larger than 2147483647");
-  CHECK_REJECTED(doc(R"({"id":"x","op":"input","outputs":[{"dtype":"int8","shape":[1],"offset":-16}]},)" +
-                     output_of("x")),
-                 "x", "outputs[0].offset", "negative offset -16");
+  CHECK_REJECTED(
+      doc(R"({"id":"x","op":"input","outputs":[{"dtype":"int8","shape":[1],"mem_id":-1}]},)" + output_of("x")), "x",
+      "outputs[0].mem_id", "negative mem_id -1");
+  CHECK_REJECTED(
+      doc(R"({"id":"x","op":"input","outputs":[{"dtype":"int8","shape":[1],"mem_id":4294967296}]},)" + output_of("x")),
+      "x", "outputs[0].mem_id", "mem_id 4294967296 is larger than 2147483647");
+  CHECK_REJECTED(
+      doc(R"({"id":"x","op":"input","outputs":[{"dtype":"int8","shape":[1],"offset":-16}]},)" + output_of("x")), "x",
+      "outputs[0].offset", "negative offset -16");
 }
 
 TEST_CASE("reader: rejects a reference to a node that does not exist") {
-  CHECK_REJECTED(chain(R"({"id":"d","op":"call","kernel":"k","inputs":["x","y"],"outputs":[{"dtype":"int8","shape":[1]}]})",
-                       "d"),
-                 "d", "inputs[1]", "reference 'y' names no node");
+  CHECK_REJECTED(
+      chain(R"({"id":"d","op":"call","kernel":"k","inputs":["x","y"],"outputs":[{"dtype":"int8","shape":[1]}]})", "d"),
+      "d", "inputs[1]", "reference 'y' names no node");
 }
 
 TEST_CASE("reader: rejects a reference to an output that does not exist") {
-  CHECK_REJECTED(chain(R"({"id":"d","op":"call","kernel":"k","inputs":["x:1"],"outputs":[{"dtype":"int8","shape":[1]}]})",
-                       "d"),
-                 "d", "inputs[0]", "reference 'x:1' names output 1 of 'x', which has 1 output(s)");
+  CHECK_REJECTED(
+      chain(R"({"id":"d","op":"call","kernel":"k","inputs":["x:1"],"outputs":[{"dtype":"int8","shape":[1]}]})", "d"),
+      "d", "inputs[0]", "reference 'x:1' names output 1 of 'x', which has 1 output(s)");
   CHECK_REJECTED(chain(R"({"id":"d","op":"call","kernel":"k","inputs":["x:99999999999999999999"]})", "x"), "d",
                  "inputs[0]", "names output 99999999999999999999 of 'x'");
-  CHECK_REJECTED(doc(input_x + R"(,{"id":"out","op":"output","inputs":["x"]},{"id":"z","op":"call","kernel":"k","inputs":["out"]})"),
-                 "z", "inputs[0]", "reference 'out' names node 'out', which has no outputs");
+  CHECK_REJECTED(
+      doc(input_x +
+          R"(,{"id":"out","op":"output","inputs":["x"]},{"id":"z","op":"call","kernel":"k","inputs":["out"]})"),
+      "z", "inputs[0]", "reference 'out' names node 'out', which has no outputs");
 }
 
 TEST_CASE("reader: rejects a reference that is not a string") {
@@ -320,46 +323,53 @@ TEST_CASE("reader: rejects an input or constant with inputs") {
 
 TEST_CASE("reader: rejects a copy without exactly one input") {
   CHECK_REJECTED(chain(R"({"id":"c","op":"h2d_copy","device":"cuda:0","inputs":["x","x"],
-    "outputs":[{"dtype":"float32","shape":[2,2]}]})", "c"),
-                 "c", "inputs", "a h2d_copy has exactly one input, found 2");
-  CHECK_REJECTED(chain(R"({"id":"c","op":"d2d_copy","device":"cuda:1","outputs":[{"dtype":"float32","shape":[2,2]}]})",
+    "outputs":[{"dtype":"float32","shape":[2,2]}]})",
                        "c"),
-                 "c", "inputs", "a d2d_copy has exactly one input, found 0");
+                 "c", "inputs", "a h2d_copy has exactly one input, found 2");
+  CHECK_REJECTED(
+      chain(R"({"id":"c","op":"d2d_copy","device":"cuda:1","outputs":[{"dtype":"float32","shape":[2,2]}]})", "c"), "c",
+      "inputs", "a d2d_copy has exactly one input, found 0");
 }
 
 TEST_CASE("reader: rejects a copy without exactly one output") {
   CHECK_REJECTED(chain(R"({"id":"c","op":"d2h_copy","device":"cuda:0","inputs":["x"],
-    "outputs":[{"dtype":"float32","shape":[2,2]},{"dtype":"float32","shape":[2,2]}]})", "c"),
+    "outputs":[{"dtype":"float32","shape":[2,2]},{"dtype":"float32","shape":[2,2]}]})",
+                       "c"),
                  "c", "outputs", "a d2h_copy has exactly one output, found 2");
 }
 
 TEST_CASE("reader: rejects a copy that changes the layout") {
   CHECK_REJECTED(chain(R"({"id":"c","op":"h2d_copy","device":"cuda:0","inputs":["x"],
-    "outputs":[{"dtype":"float16","shape":[2,2]}]})", "c"),
+    "outputs":[{"dtype":"float16","shape":[2,2]}]})",
+                       "c"),
                  "c", "outputs", "input is float32[2,2], output is float16[2,2]");
 }
 
 TEST_CASE("reader: rejects a copy on the host") {
-  CHECK_REJECTED(chain(R"({"id":"c","op":"h2d_copy","inputs":["x"],"outputs":[{"dtype":"float32","shape":[2,2]}]})", "c"),
-                 "c", "device", "a h2d_copy needs a device side, not cpu");
+  CHECK_REJECTED(
+      chain(R"({"id":"c","op":"h2d_copy","inputs":["x"],"outputs":[{"dtype":"float32","shape":[2,2]}]})", "c"), "c",
+      "device", "a h2d_copy needs a device side, not cpu");
 }
 
 TEST_CASE("reader: rejects an output node with outputs") {
-  CHECK_REJECTED(doc(input_x + R"(,{"id":"out","op":"output","inputs":["x"],"outputs":[{"dtype":"int8","shape":[1]}]})"),
-                 "out", "outputs", "the output node has no outputs, found 1");
+  CHECK_REJECTED(
+      doc(input_x + R"(,{"id":"out","op":"output","inputs":["x"],"outputs":[{"dtype":"int8","shape":[1]}]})"), "out",
+      "outputs", "the output node has no outputs, found 1");
 }
 
 TEST_CASE("reader: rejects a delegate or call without a kernel") {
-  CHECK_REJECTED(chain(R"({"id":"d","op":"delegate","device":"cuda:0","inputs":["x"],"outputs":[{"dtype":"int8","shape":[1]}]})",
-                       "d"),
-                 "d", "kernel", "a delegate needs a kernel name");
+  CHECK_REJECTED(
+      chain(R"({"id":"d","op":"delegate","device":"cuda:0","inputs":["x"],"outputs":[{"dtype":"int8","shape":[1]}]})",
+            "d"),
+      "d", "kernel", "a delegate needs a kernel name");
   CHECK_REJECTED(chain(R"({"id":"c","op":"call","inputs":["x"],"outputs":[{"dtype":"int8","shape":[1]}]})", "c"), "c",
                  "kernel", "a call needs a kernel name");
 }
 
 TEST_CASE("reader: rejects a call placed on a device") {
   CHECK_REJECTED(chain(R"({"id":"c","op":"call","device":"cuda:0","kernel":"k","inputs":["x"],
-    "outputs":[{"dtype":"int8","shape":[1]}]})", "c"),
+    "outputs":[{"dtype":"int8","shape":[1]}]})",
+                       "c"),
                  "c", "device", "a call runs on the host, not on cuda:0");
 }
 
@@ -413,8 +423,10 @@ TEST_CASE("reader: rejects every truncation of a valid file without crashing") {
   std::size_t rejected = 0;
   for (std::size_t n = 0; n < end; ++n) {
     const auto err = error_of(text.substr(0, n));
-    if (err) ++rejected;
-    else FAIL("prefix of " << n << " bytes was accepted");
+    if (err)
+      ++rejected;
+    else
+      FAIL("prefix of " << n << " bytes was accepted");
   }
   CHECK(rejected == end);
 }

@@ -11,8 +11,8 @@
 #include <tuple>
 #include <vector>
 
-#include "graph_dir.hpp"
 #include "devpass/io/json_reader.hpp"
+#include "graph_dir.hpp"
 
 using namespace devpass;
 
@@ -57,13 +57,16 @@ void check_identical(const graph& a, const graph& b) {
   }
   const auto all = [](const graph& g) {
     std::vector<std::pair<vertex, vertex>> list;
-    for (const auto e : boost::make_iterator_range(boost::edges(g))) list.emplace_back(boost::source(e, g), boost::target(e, g));
+    for (const auto e : boost::make_iterator_range(boost::edges(g)))
+      list.emplace_back(boost::source(e, g), boost::target(e, g));
     return list;
   };
   CHECK(all(a) == all(b));
 }
 
-std::string doc(const std::string& nodes) { return R"({"format":"devpass.graph/1","name":"t","nodes":[)" + nodes + "]}"; }
+std::string doc(const std::string& nodes) {
+  return R"({"format":"devpass.graph/1","name":"t","nodes":[)" + nodes + "]}";
+}
 const std::string input_x = R"({"id":"x","op":"input","outputs":[{"dtype":"float32","shape":[2,2]}]})";
 const std::string output_x = R"({"id":"out","op":"output","inputs":["x"]})";
 
@@ -102,14 +105,17 @@ TEST_CASE("streaming reader: forward references and odd spacing stream") {
   // Every edge after the first forward reference waits for the last node, as in the DOM path.
   CHECK(streams(doc(R"({"id":"out","op":"output","inputs":["d:1","x"]},)" + input_x + R"(,
     {"id":"d","op":"delegate","device":"cuda:1","kernel":"split","inputs":["x:0","x"],
-     "outputs":[{"dtype":"float16","shape":[1]},{"dtype":"int8","shape":[3]}]})"), 0));
-  CHECK(streams(" \n{ \"format\" : \"devpass.graph/1\" ,\t\"name\":\"a,]}\\\"nodes\\\":[\",\r\n \"nodes\" : [ " + input_x +
-                " , " + output_x + " ] \n} \n"));
+     "outputs":[{"dtype":"float16","shape":[1]},{"dtype":"int8","shape":[3]}]})"),
+                0));
+  CHECK(streams(" \n{ \"format\" : \"devpass.graph/1\" ,\t\"name\":\"a,]}\\\"nodes\\\":[\",\r\n \"nodes\" : [ " +
+                input_x + " , " + output_x + " ] \n} \n"));
 }
 
 TEST_CASE("streaming reader: a layout it does not take goes to the DOM path, which reads it") {
-  const std::string nodes_first = R"({"nodes":[)" + input_x + "," + output_x + R"(],"format":"devpass.graph/1","name":"t"})";
-  const std::string escaped_key = R"({"format":"devpass.graph/1","name":"t","\u006eodes":[)" + input_x + "," + output_x + "]}";
+  const std::string nodes_first =
+      R"({"nodes":[)" + input_x + "," + output_x + R"(],"format":"devpass.graph/1","name":"t"})";
+  const std::string escaped_key =
+      R"({"format":"devpass.graph/1","name":"t","\u006eodes":[)" + input_x + "," + output_x + "]}";
   for (const std::string& json : {nodes_first, escaped_key}) {
     CHECK_FALSE(streams(json));
     CHECK(boost::num_vertices(read_graph_string(json)) == 2);
@@ -118,10 +124,16 @@ TEST_CASE("streaming reader: a layout it does not take goes to the DOM path, whi
 
 TEST_CASE("streaming reader: hands over wherever the DOM path rejects the text") {
   const std::vector<std::string> rejected = {
-      "", "[]", doc(input_x + "," + output_x) + " x", doc(input_x + "," + output_x + ","), doc("," + input_x + "," + output_x),
-      doc(input_x + "," + output_x).substr(0, 60), R"({"format":"devpass.graph/1","name":"t","nodes":[],"nodes":[]})",
+      "",
+      "[]",
+      doc(input_x + "," + output_x) + " x",
+      doc(input_x + "," + output_x + ","),
+      doc("," + input_x + "," + output_x),
+      doc(input_x + "," + output_x).substr(0, 60),
+      R"({"format":"devpass.graph/1","name":"t","nodes":[],"nodes":[]})",
       R"({"format":"devpass.graph/1","nodes":[],"name":"t","nodes":[)" + input_x + "," + output_x + "]}",
-      doc(input_x + "," + output_x + "," + input_x), doc(input_x + "," + R"({"id":"out","op":"output","inputs":["y"]})")};
+      doc(input_x + "," + output_x + "," + input_x),
+      doc(input_x + "," + R"({"id":"out","op":"output","inputs":["y"]})")};
   for (const std::string& json : rejected) {
     INFO(json);
     CHECK_FALSE(dom_accepts(json));
@@ -135,8 +147,9 @@ TEST_CASE("streaming reader: the nesting limit is the DOM path's") {
   for (std::size_t levels = 1015; levels < 1025; ++levels) {
     INFO("levels " << levels);
     const std::string attrs = R"({"a":)" + std::string(levels, '[') + std::string(levels, ']') + "}";
-    const std::string json = doc(input_x + R"(,{"id":"d","op":"call","kernel":"k","inputs":["x"],"attrs":)" + attrs +
-                                 R"(,"outputs":[{"dtype":"float32","shape":[2,2]}]},{"id":"out","op":"output","inputs":["d"]})");
+    const std::string json =
+        doc(input_x + R"(,{"id":"d","op":"call","kernel":"k","inputs":["x"],"attrs":)" + attrs +
+            R"(,"outputs":[{"dtype":"float32","shape":[2,2]}]},{"id":"out","op":"output","inputs":["d"]})");
     CHECK(dom_accepts(json) == streams(json, 0));
   }
 }
@@ -144,8 +157,9 @@ TEST_CASE("streaming reader: the nesting limit is the DOM path's") {
 TEST_CASE("node layout: the same cuts wherever the blocks of text end") {
   const std::string text = slurp(devpass::testing_support::graph_path("cases/multi_output.json"));
   // Escapes, brackets and commas inside strings must not move the cuts.
-  const std::string json = doc(R"({"id":"a\\\"],[{","op":"input","kernel":"\"\\","outputs":[{"dtype":"float32","shape":[2,2]}]},)" +
-                               std::string(R"({"id":"out","op":"output","inputs":["a\\\"],[{"]})"));
+  const std::string json =
+      doc(R"({"id":"a\\\"],[{","op":"input","kernel":"\"\\","outputs":[{"dtype":"float32","shape":[2,2]}]},)" +
+          std::string(R"({"id":"out","op":"output","inputs":["a\\\"],[{"]})"));
   for (const std::string& sample : {text, json}) {
     detail::memory_source whole(sample);
     const auto expected = detail::scan_node_layout(whole, 0);

@@ -6,9 +6,9 @@
 #include <sstream>
 #include <string>
 
-#include "graph_dir.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/io/json_writer.hpp"
+#include "graph_dir.hpp"
 
 using namespace devpass;
 
@@ -52,8 +52,12 @@ graph small_graph() {
   graph g;
   g[boost::graph_bundle].name = "small";
   const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {f32(2)}});
-  const vertex d0 = add_node(g, {.id = "d0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add",
-                                 .outputs = {f32(2), f32(2)}, .attrs = R"({"k":[1,2]})"});
+  const vertex d0 = add_node(g, {.id = "d0",
+                                 .op = op_kind::delegate,
+                                 .device = cuda_device(0),
+                                 .kernel = "add",
+                                 .outputs = {f32(2), f32(2)},
+                                 .attrs = R"({"k":[1,2]})"});
   const vertex r = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "relu", .outputs = {f32(2)}});
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
   connect(g, {x, 0}, d0, 0);
@@ -68,8 +72,10 @@ const char* const small_graph_json =
     "{\"format\":\"devpass.graph/1\",\"name\":\"small\",\"nodes\":[\n"
     "{\"id\":\"x\",\"op\":\"input\",\"outputs\":[{\"dtype\":\"float32\",\"shape\":[2,2]}]},\n"
     "{\"id\":\"d0\",\"op\":\"delegate\",\"device\":\"cuda:0\",\"kernel\":\"add\",\"inputs\":[\"x\",\"x\"],"
-    "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[2,2]},{\"dtype\":\"float32\",\"shape\":[2,2]}],\"attrs\":{\"k\":[1,2]}},\n"
-    "{\"id\":\"r\",\"op\":\"call\",\"kernel\":\"relu\",\"inputs\":[\"d0\"],\"outputs\":[{\"dtype\":\"float32\",\"shape\":[2,2]}]},\n"
+    "\"outputs\":[{\"dtype\":\"float32\",\"shape\":[2,2]},{\"dtype\":\"float32\",\"shape\":[2,2]}],\"attrs\":{\"k\":[1,"
+    "2]}},\n"
+    "{\"id\":\"r\",\"op\":\"call\",\"kernel\":\"relu\",\"inputs\":[\"d0\"],\"outputs\":[{\"dtype\":\"float32\","
+    "\"shape\":[2,2]}]},\n"
     "{\"id\":\"out\",\"op\":\"output\",\"inputs\":[\"r\",\"d0:1\"]}\n"
     "]}\n";
 
@@ -131,8 +137,10 @@ TEST_CASE("writer: skips erased nodes") {
 
 TEST_CASE("writer: tensor spec device, mem_id and offset are written when set") {
   graph g;
-  const vertex x = add_node(g, {.id = "x", .op = op_kind::input,
-                                .outputs = {{dtype::int64, {3}, cuda_device(1), 2, 64}, {dtype::bool_, {}, cpu_device}}});
+  const vertex x =
+      add_node(g, {.id = "x",
+                   .op = op_kind::input,
+                   .outputs = {{dtype::int64, {3}, cuda_device(1), 2, 64}, {dtype::bool_, {}, cpu_device}}});
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
   connect(g, {x, 1}, out, 0);
   const std::string text = to_json(g);
@@ -151,9 +159,11 @@ TEST_CASE("writer: escapes strings so that they read back unchanged") {
   connect(g, {x, 1}, c, 0);
   connect(g, {c, 0}, out, 0);
   const std::string text = to_json(g);
-  CHECK(text.find(R"("id":"a\"b\\c/d\te\u0001\u001f)" "\xc3\xa9\"") != std::string::npos);
+  CHECK(text.find(R"("id":"a\"b\\c/d\te\u0001\u001f)"
+                  "\xc3\xa9\"") != std::string::npos);
   CHECK(text.find(R"("kernel":"k\r\b\f")") != std::string::npos);
-  CHECK(text.find(R"("inputs":["a\"b\\c/d\te\u0001\u001f)" "\xc3\xa9:1\"]") != std::string::npos);
+  CHECK(text.find(R"("inputs":["a\"b\\c/d\te\u0001\u001f)"
+                  "\xc3\xa9:1\"]") != std::string::npos);
   const graph back = read_graph_string(text);
   CHECK(method_name(back) == method_name(g));
   check_same_graph(g, back);
@@ -213,14 +223,16 @@ TEST_CASE("writer: every byte is escaped as the byte-at-a-time reference does, w
   CHECK(empty == "\"\"");
 }
 
-TEST_CASE("writer: ids with escapes, in ids, kernels and ':N' input references, are written as the reference escapes them") {
+TEST_CASE(
+    "writer: ids with escapes, in ids, kernels and ':N' input references, are written as the reference escapes them") {
   graph g;
   g[boost::graph_bundle].name = std::string("m\x7f\n");
   std::string every_byte;  // 1..255: the reader would refuse some as UTF-8, the writer passes them through
   for (int b = 1; b < 256; ++b) every_byte += static_cast<char>(b);
   const vertex x = add_node(g, {.id = every_byte, .op = op_kind::input, .outputs = {f32(1), f32(1), f32(1)}});
   const vertex q = add_node(g, {.id = "\"", .op = op_kind::input, .outputs = {f32(1), f32(1)}});
-  const vertex c = add_node(g, {.id = "\\", .op = op_kind::call, .kernel = every_byte, .outputs = {f32(1)}, .attrs = "{}"});
+  const vertex c =
+      add_node(g, {.id = "\\", .op = op_kind::call, .kernel = every_byte, .outputs = {f32(1)}, .attrs = "{}"});
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
   connect(g, {x, 2}, c, 0);
   connect(g, {q, 1}, c, 1);
@@ -231,8 +243,8 @@ TEST_CASE("writer: ids with escapes, in ids, kernels and ':N' input references, 
   const std::string text = to_json(g);
   CHECK(text.find("\"name\":" + reference_json_string(method_name(g)) + ",") != std::string::npos);
   CHECK(text.find("{\"id\":" + reference_id + ",\"op\":\"input\"") != std::string::npos);
-  CHECK(text.find("{\"id\":\"\\\\\",\"op\":\"call\",\"kernel\":" + reference_id + ",\"inputs\":[" + with_output + ",\"\\\":1\"," +
-                  reference_id + "]") != std::string::npos);
+  CHECK(text.find("{\"id\":\"\\\\\",\"op\":\"call\",\"kernel\":" + reference_id + ",\"inputs\":[" + with_output +
+                  ",\"\\\":1\"," + reference_id + "]") != std::string::npos);
 }
 
 TEST_CASE("writer: the buffered formatter writes the same bytes whatever its block size") {

@@ -22,7 +22,8 @@ struct tensor {
     REQUIRE(values.size() * sizeof(T) == bytes.size());
     std::memcpy(bytes.data(), values.data(), bytes.size());
   }
-  tensor(dtype t, std::vector<std::int64_t> shape) : spec{.type = t, .shape = std::move(shape)}, bytes(spec.byte_size()) {}
+  tensor(dtype t, std::vector<std::int64_t> shape)
+      : spec{.type = t, .shape = std::move(shape)}, bytes(spec.byte_size()) {}
   template <class T>
   [[nodiscard]] std::vector<T> values() const {
     std::vector<T> v(bytes.size() / sizeof(T));
@@ -31,8 +32,12 @@ struct tensor {
   }
 };
 
-tensor f32(std::vector<std::int64_t> shape, std::vector<float> v) { return {dtype::float32, std::move(shape), std::move(v)}; }
-tensor i64(std::vector<std::int64_t> shape, std::vector<std::int64_t> v) { return {dtype::int64, std::move(shape), std::move(v)}; }
+tensor f32(std::vector<std::int64_t> shape, std::vector<float> v) {
+  return {dtype::float32, std::move(shape), std::move(v)};
+}
+tensor i64(std::vector<std::int64_t> shape, std::vector<std::int64_t> v) {
+  return {dtype::int64, std::move(shape), std::move(v)};
+}
 
 const kernel_registry& registry() {
   static const kernel_registry r = [] {

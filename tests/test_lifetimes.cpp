@@ -18,7 +18,8 @@ struct shuffled_graph {
   shuffled_graph() {
     late = add_node(g, {.id = "late", .op = op_kind::call, .kernel = "k", .outputs = {f32(1), f32(2)}});
     out = add_node(g, {.id = "out", .op = op_kind::output});
-    a = add_node(g, {.id = "a", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32(4)}});
+    a = add_node(g,
+                 {.id = "a", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32(4)}});
     x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {f32(4)}});
     w = add_node(g, {.id = "w", .op = op_kind::constant, .outputs = {f32(4)}});
     y = add_node(g, {.id = "y", .op = op_kind::input, .outputs = {f32(4)}});
@@ -55,8 +56,8 @@ TEST_CASE("lifetimes: definition step to last use, as used") {
   CHECK(t.value_count() == 6);
   CHECK(t[{s.x, 0}] == lifetime{0, 2});
   CHECK(t[{s.w, 0}] == lifetime{1, 2});
-  CHECK(t[{s.a, 0}] == lifetime{2, 5});    // read by late (3) and out (5)
-  CHECK(t[{s.late, 0}] == lifetime{3, 3}); // never read: lives at its definition only
+  CHECK(t[{s.a, 0}] == lifetime{2, 5});     // read by late (3) and out (5)
+  CHECK(t[{s.late, 0}] == lifetime{3, 3});  // never read: lives at its definition only
   CHECK(t[{s.late, 1}] == lifetime{3, 3});
   CHECK(t[{s.y, 0}] == lifetime{4, 5});
   CHECK(t.index({s.late, 1}) == 1);
@@ -71,9 +72,9 @@ TEST_CASE("lifetimes: method inputs live from step 0, method outputs to the last
   const auto order = execution_order(s.g);
   REQUIRE(order == std::vector<vertex>{s.x, s.w, s.a, s.late, s.y, s.out, tail});
   const auto t = compute_lifetimes(s.g, order);
-  CHECK(t[{s.x, 0}] == lifetime{0, 6});   // read by tail at step 6
-  CHECK(t[{s.y, 0}] == lifetime{0, 6});   // an input from 0, an output up to the end
+  CHECK(t[{s.x, 0}] == lifetime{0, 6});  // read by tail at step 6
+  CHECK(t[{s.y, 0}] == lifetime{0, 6});  // an input from 0, an output up to the end
   CHECK(t[{s.a, 0}] == lifetime{2, 6});
-  CHECK(t[{s.w, 0}] == lifetime{1, 2});   // constants are not method inputs
+  CHECK(t[{s.w, 0}] == lifetime{1, 2});  // constants are not method inputs
   CHECK(t[{tail, 0}] == lifetime{6, 6});
 }

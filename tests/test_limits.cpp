@@ -20,8 +20,8 @@ using namespace devpass;
 
 namespace {
 
-std::string node_json(const std::string& id, const std::string& op, const std::string& device, const std::string& kernel,
-                      const std::string& input, const std::string& shape) {
+std::string node_json(const std::string& id, const std::string& op, const std::string& device,
+                      const std::string& kernel, const std::string& input, const std::string& shape) {
   std::string j = "{\"id\":\"" + id + "\",\"op\":\"" + op + "\"";
   if (!device.empty()) j += ",\"device\":\"" + device + "\"";
   if (!kernel.empty()) j += ",\"kernel\":\"" + kernel + "\"";
@@ -98,8 +98,8 @@ TEST_CASE("limits: a million-way fan-out reads, places, verifies, plans and writ
   std::string nodes = node_json("x", "input", "", "", "", "[1]");
   nodes.reserve(fan_out * 90);
   for (std::size_t i = 0; i < fan_out; ++i)
-    nodes += "," + node_json("d" + std::to_string(i), "delegate", i % 3 == 2 ? "" : "cuda:" + std::to_string(i % 2), "silu",
-                             "\"x\"", "[1]");
+    nodes += "," + node_json("d" + std::to_string(i), "delegate", i % 3 == 2 ? "" : "cuda:" + std::to_string(i % 2),
+                             "silu", "\"x\"", "[1]");
   nodes += "," + node_json("out", "output", "", "", "\"d0\",\"d1\",\"d2\"", "");
   const graph g = read_graph_string(file_of("fan_out", nodes));
   REQUIRE(boost::num_vertices(g) == fan_out + 2);

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "graph_dir.hpp"
 #include "devpass/graph/verify.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/planning/verify_plan.hpp"
+#include "graph_dir.hpp"
 
 using namespace devpass;
 
@@ -41,7 +41,8 @@ struct span {
 };
 span independent_span(const graph& g, const std::vector<std::uint32_t>& step, std::uint32_t final_step, value_ref v) {
   span s{g[v.producer].op == op_kind::input ? 0u : step[v.producer], step[v.producer]};
-  for (const use u : uses(g, v)) s.last = std::max(s.last, g[u.consumer].op == op_kind::output ? final_step : step[u.consumer]);
+  for (const use u : uses(g, v))
+    s.last = std::max(s.last, g[u.consumer].op == op_kind::output ? final_step : step[u.consumer]);
   return s;
 }
 
@@ -69,7 +70,8 @@ std::size_t check_plan(const graph& g, const memory_plan& plan, const plan_optio
       const tensor_spec& spec = g[v].outputs[k];
       const device at = location_of(g, value);
       const bool is_output = std::find(outs.begin(), outs.end(), value) != outs.end();
-      const bool caller_input = g[v].op == op_kind::input && !at.is_host() && !options.plan_device_method_inputs.value_or(false);
+      const bool caller_input =
+          g[v].op == op_kind::input && !at.is_host() && !options.plan_device_method_inputs.value_or(false);
       const bool caller_output = is_output && !at.is_host() && !options.plan_device_method_outputs.value_or(false);
       const bool expect_planned = g[v].op != op_kind::constant && !caller_input && !caller_output;
       INFO("value " << value_name(g, value));
@@ -96,7 +98,8 @@ std::size_t check_plan(const graph& g, const memory_plan& plan, const plan_optio
     CHECK(plan.buffers[i].mem_id == static_cast<std::int32_t>(i));
     if (i > 1) CHECK(plan.buffers[i - 1].device < plan.buffers[i].device);
     CHECK(plan.buffers[i].size >= plan.buffers[i].lower_bound);
-    CHECK(std::any_of(planned.begin(), planned.end(), [&](const entry& e) { return e.mem_id == static_cast<std::int32_t>(i); }));
+    CHECK(std::any_of(planned.begin(), planned.end(),
+                      [&](const entry& e) { return e.mem_id == static_cast<std::int32_t>(i); }));
   }
   // No two values of one buffer alive at the same step share a byte.
   for (std::size_t i = 0; i < planned.size(); ++i)
@@ -134,17 +137,32 @@ graph random_graph(std::uint32_t seed, std::size_t nodes) {
   for (std::size_t i = 0; i < nodes; ++i) {
     node n{.id = "n" + std::to_string(i)};
     switch (pick(6)) {
-      case 0: n.op = op_kind::call; n.kernel = "k"; break;
-      case 1: n.op = op_kind::delegate; n.kernel = "k"; break;
-      case 2: n.op = op_kind::h2d_copy; n.device = cuda_device(static_cast<std::uint16_t>(pick(2))); break;
-      default: n.op = op_kind::delegate; n.kernel = "k"; n.device = cuda_device(static_cast<std::uint16_t>(pick(2))); break;
+      case 0:
+        n.op = op_kind::call;
+        n.kernel = "k";
+        break;
+      case 1:
+        n.op = op_kind::delegate;
+        n.kernel = "k";
+        break;
+      case 2:
+        n.op = op_kind::h2d_copy;
+        n.device = cuda_device(static_cast<std::uint16_t>(pick(2)));
+        break;
+      default:
+        n.op = op_kind::delegate;
+        n.kernel = "k";
+        n.device = cuda_device(static_cast<std::uint16_t>(pick(2)));
+        break;
     }
     const std::size_t arity = n.op == op_kind::h2d_copy ? 1 : 1 + pick(3);
     std::vector<value_ref> ins;
     for (std::size_t s = 0; s < arity; ++s)
-      ins.push_back(pick(8) == 0 ? values[pick(values.size())] : values[values.size() - 1 - pick(std::min<std::size_t>(values.size(), 6))]);
+      ins.push_back(pick(8) == 0 ? values[pick(values.size())]
+                                 : values[values.size() - 1 - pick(std::min<std::size_t>(values.size(), 6))]);
     const std::size_t outputs = n.op == op_kind::h2d_copy ? 1 : 1 + pick(2) * pick(3);
-    for (std::size_t o = 0; o < outputs; ++o) n.outputs.push_back(n.op == op_kind::h2d_copy ? spec_of(g, ins[0]) : spec());
+    for (std::size_t o = 0; o < outputs; ++o)
+      n.outputs.push_back(n.op == op_kind::h2d_copy ? spec_of(g, ins[0]) : spec());
     if (n.op == op_kind::h2d_copy) {
       n.outputs[0].device.reset();
       n.outputs[0].mem_id.reset();
@@ -164,8 +182,7 @@ graph random_graph(std::uint32_t seed, std::size_t nodes) {
 // live on their device, everything else on the host.
 void place_simply(graph& g) {
   for (const auto v : boost::make_iterator_range(boost::vertices(g)))
-    for (auto& spec : g[v].outputs)
-      spec.device = g[v].op == op_kind::delegate ? g[v].device : cpu_device;
+    for (auto& spec : g[v].outputs) spec.device = g[v].op == op_kind::delegate ? g[v].device : cpu_device;
 }
 }  // namespace
 
@@ -173,8 +190,10 @@ TEST_CASE("plan_memory: buffers per device, ids reserved and ordered") {
   graph g;
   const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {f32(4)}});
   const vertex w = add_node(g, {.id = "w", .op = op_kind::constant, .outputs = {f32(4)}});
-  const vertex d1 = add_node(g, {.id = "d1", .op = op_kind::delegate, .device = cuda_device(1), .kernel = "k", .outputs = {f32(4)}});
-  const vertex d0 = add_node(g, {.id = "d0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "k", .outputs = {f32(4)}});
+  const vertex d1 =
+      add_node(g, {.id = "d1", .op = op_kind::delegate, .device = cuda_device(1), .kernel = "k", .outputs = {f32(4)}});
+  const vertex d0 =
+      add_node(g, {.id = "d0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "k", .outputs = {f32(4)}});
   const vertex r = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "k", .outputs = {f32(4)}});
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
   connect(g, {x, 0}, d1, 0);
@@ -233,8 +252,8 @@ TEST_CASE("plan_memory: best-fitting gap") {
   // A 16 B value that fits two holes (48 B and 16 B) goes into the one it fits best.
   graph g;
   const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {f32(1)}});
-  const vertex p = add_node(g, {.id = "p", .op = op_kind::call, .kernel = "k",
-                                .outputs = {f32(16), f32(12), f32(4), f32(4), f32(8)}});
+  const vertex p = add_node(
+      g, {.id = "p", .op = op_kind::call, .kernel = "k", .outputs = {f32(16), f32(12), f32(4), f32(4), f32(8)}});
   connect(g, {x, 0}, p, 0);
   const vertex q = add_node(g, {.id = "q", .op = op_kind::call, .kernel = "k", .outputs = {f32(4)}});
   // q reads p:0 (64 B), p:2 and p:4 so they stay alive; p:1 (48 B) and p:3 (16 B) die at step 1.
@@ -262,7 +281,8 @@ TEST_CASE("plan_memory: best-fitting gap") {
 TEST_CASE("plan_memory: zero-byte values get a valid offset and no space") {
   graph g;
   const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {tensor_spec{dtype::float32, {0, 5}}}});
-  const vertex a = add_node(g, {.id = "a", .op = op_kind::call, .kernel = "k", .outputs = {tensor_spec{dtype::float32, {0}}, f32(4)}});
+  const vertex a = add_node(
+      g, {.id = "a", .op = op_kind::call, .kernel = "k", .outputs = {tensor_spec{dtype::float32, {0}}, f32(4)}});
   connect(g, {x, 0}, a, 0);
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
   connect(g, {a, 0}, out, 0);
@@ -279,11 +299,17 @@ TEST_CASE("plan_memory: zero-byte values get a valid offset and no space") {
 TEST_CASE("plan_memory: alignment is a per-device policy") {
   graph g;
   const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {tensor_spec{dtype::int8, {3}}}});
-  const vertex a = add_node(g, {.id = "a", .op = op_kind::call, .kernel = "k", .outputs = {tensor_spec{dtype::int8, {5}}}});
-  const vertex h = add_node(g, {.id = "h", .op = op_kind::h2d_copy, .device = cuda_device(0), .outputs = {tensor_spec{dtype::int8, {5}}}});
-  const vertex d = add_node(g, {.id = "d", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "k",
+  const vertex a =
+      add_node(g, {.id = "a", .op = op_kind::call, .kernel = "k", .outputs = {tensor_spec{dtype::int8, {5}}}});
+  const vertex h = add_node(
+      g, {.id = "h", .op = op_kind::h2d_copy, .device = cuda_device(0), .outputs = {tensor_spec{dtype::int8, {5}}}});
+  const vertex d = add_node(g, {.id = "d",
+                                .op = op_kind::delegate,
+                                .device = cuda_device(0),
+                                .kernel = "k",
                                 .outputs = {tensor_spec{dtype::int8, {7}}, tensor_spec{dtype::int8, {1}}}});
-  const vertex b = add_node(g, {.id = "b", .op = op_kind::d2h_copy, .device = cuda_device(0), .outputs = {tensor_spec{dtype::int8, {7}}}});
+  const vertex b = add_node(
+      g, {.id = "b", .op = op_kind::d2h_copy, .device = cuda_device(0), .outputs = {tensor_spec{dtype::int8, {7}}}});
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
   connect(g, {x, 0}, a, 0);
   connect(g, {a, 0}, h, 0);
@@ -325,8 +351,10 @@ TEST_CASE("plan_memory: method inputs and outputs on a device belong to the call
   const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {f32(4)}});
   g[x].outputs[0].device = cuda_device(0);
   const vertex y = add_node(g, {.id = "y", .op = op_kind::input, .outputs = {f32(4)}});
-  const vertex d = add_node(g, {.id = "d", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "k", .outputs = {f32(4), f32(4)}});
-  const vertex e = add_node(g, {.id = "e", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "k", .outputs = {f32(4)}});
+  const vertex d = add_node(
+      g, {.id = "d", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "k", .outputs = {f32(4), f32(4)}});
+  const vertex e =
+      add_node(g, {.id = "e", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "k", .outputs = {f32(4)}});
   const vertex r = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "k", .outputs = {f32(4)}});
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
   connect(g, {x, 0}, d, 0);
@@ -386,7 +414,9 @@ TEST_CASE("plan_memory: random graphs, brute-force overlap check") {
     REQUIRE(verify_structure(g).ok());
     const memory_plan plan = plan_memory(g);
     total += check_plan(g, plan);
-    const plan_options all{.host_alignment = 64, .device_alignment = 128, .plan_device_method_inputs = true,
+    const plan_options all{.host_alignment = 64,
+                           .device_alignment = 128,
+                           .plan_device_method_inputs = true,
                            .plan_device_method_outputs = true};
     total += check_plan(g, plan_memory(g, all), all);
   }
@@ -449,7 +479,8 @@ TEST_CASE("plan_memory: shared graphs after device propagation are within 1.1x o
         CAPTURE(skip);
         graph g = read_graph_file(file.string());
         try {
-          propagate_device(g, {.policy = policy, .skip_h2d_for_method_inputs = skip, .skip_d2h_for_method_outputs = skip});
+          propagate_device(g,
+                           {.policy = policy, .skip_h2d_for_method_inputs = skip, .skip_d2h_for_method_outputs = skip});
         } catch (const graph_error&) {
           ++rejected;  // ExecuTorch's skip_h2d wants inputs with one consumer; not a planning matter
           continue;

@@ -17,8 +17,8 @@
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/rules.hpp"
 #include "graph_dir.hpp"
-#include "propagation_cases.hpp"
 #include "own_graph.hpp"
+#include "propagation_cases.hpp"
 
 namespace {
 
@@ -38,7 +38,8 @@ std::string summary(const G& g) {
       continue;
     }
     text += std::string(to_string(role_of(g, v))) + " on " + to_string(node_device(g, v)) + " reads";
-    for (const value_ref in : operands(g, v)) text += " " + std::to_string(in.producer) + ":" + std::to_string(in.output);
+    for (const value_ref in : operands(g, v))
+      text += " " + std::to_string(in.producer) + ":" + std::to_string(in.output);
     for (std::uint32_t k = 0; k < output_count(g, v); ++k) {
       const auto mark = marked_device(g, value_ref{v, k});
       text += " | value " + std::to_string(k) + " " + (mark ? to_string(*mark) : "unmarked") + " " +
@@ -118,12 +119,12 @@ constexpr bool accepted_by_a_constrained_template(...) {
 TEST_CASE("own graph: both models satisfy the concept; a graph nobody adapted does not") {
   static_assert(modeled_graph<mycc::ir_graph> && plannable_graph<mycc::ir_graph>);
   static_assert(modeled_graph<devpass::graph> && plannable_graph<devpass::graph>);
-  using unadapted =
-      boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, int, edge_info, boost::no_property, boost::vecS>;
+  using unadapted = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, int, edge_info,
+                                          boost::no_property, boost::vecS>;
   static_assert(!modeled_graph<unadapted> && !model_requirements::specialized<unadapted>);
   static_assert(model_requirements::adjacency_list_storage<unadapted>);
-  using list_storage =
-      boost::adjacency_list<boost::listS, boost::vecS, boost::bidirectionalS, int, edge_info, boost::no_property, boost::vecS>;
+  using list_storage = boost::adjacency_list<boost::listS, boost::vecS, boost::bidirectionalS, int, edge_info,
+                                             boost::no_property, boost::vecS>;
   static_assert(!model_requirements::adjacency_list_storage<list_storage>);
   CHECK(accepted_by_a_constrained_template<mycc::ir_graph>(nullptr));
   CHECK_FALSE(accepted_by_a_constrained_template<unadapted>(nullptr));
@@ -154,9 +155,10 @@ TEST_CASE("own graph: random graphs with pre-placed values, dead values and many
 TEST_CASE("own graph: a refused input names the node by the model's own name") {
   devpass::graph source = read_graph_file(devpass::testing_support::graph_path("cases/d2h_extra_cpu_consumer.json"));
   mycc::ir_graph g = mycc::from_devpass(source);
-  CHECK_THROWS_WITH(propagate_device(g, {.policy = copy_policy::executorch, .skip_h2d_for_method_inputs = true}),
-                    "node 'a': consumers: skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), "
-                    "this one has 't', 'u'");
+  CHECK_THROWS_WITH(
+      propagate_device(g, {.policy = copy_policy::executorch, .skip_h2d_for_method_inputs = true}),
+      "node 'a': consumers: skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), "
+      "this one has 't', 'u'");
 }
 
 TEST_CASE("own graph: a user rule table runs on the model: the elision rules after a run without elision") {

@@ -13,7 +13,6 @@ constexpr auto x = "x"_c;
 constexpr auto d = "d"_c;
 constexpr auto h = "h"_c;
 
-
 // x(cuda delegate) -> d2h d -> h2d h -> consumer delegate; d also feeds a relu. The handles are
 // the vertices in the order written.
 struct round_trip_graph {
@@ -76,7 +75,8 @@ TEST_CASE("pattern: captures are only published when the whole pattern matched")
   struct options {};
   rewrite_context<options> ctx(s.g, options{});
   bool fired = false;
-  const auto table = make_table(round_trip / apply([&](auto&, value_ref, value_ref, value_ref) { fired = true; }, x, d, h));
+  const auto table =
+      make_table(round_trip / apply([&](auto&, value_ref, value_ref, value_ref) { fired = true; }, x, d, h));
   apply_rules(table, ctx);
   CHECK_FALSE(fired);
   CHECK(ctx.counters.rewrites == 0);

@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "devpass/passes/propagate_device.hpp"
-#include "devpass/pipeline/pipeline.hpp"
 #include "devpass/pipeline/instrumentation.hpp"
+#include "devpass/pipeline/pipeline.hpp"
 
 using namespace devpass;
 using devpass::pattern::type_list;
@@ -164,8 +164,10 @@ TEST_CASE("instrumentation: the propagation phases report copies inserted and el
   graph g;
   const tensor_spec s{dtype::float32, {2, 2}};
   const vertex a = add_node(g, {.id = "a", .op = op_kind::input, .outputs = {s}});
-  const vertex d0 = add_node(g, {.id = "d0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {s}});
-  const vertex d1 = add_node(g, {.id = "d1", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {s}});
+  const vertex d0 =
+      add_node(g, {.id = "d0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {s}});
+  const vertex d1 =
+      add_node(g, {.id = "d1", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {s}});
   const vertex o = add_node(g, {.id = "out", .op = op_kind::output});
   connect(g, {a, 0}, d0, 0);
   connect(g, {d0, 0}, d1, 0);
@@ -174,13 +176,15 @@ TEST_CASE("instrumentation: the propagation phases report copies inserted and el
   propagate_device_with<executorch_propagate_policy>(g, {.policy = copy_policy::executorch}, stats);
   std::vector<std::string> names;
   for (const auto& p : stats.phases) names.push_back(p.name);
-  CHECK(names == std::vector<std::string>{"insert-input-copies", "insert-output-copies", "elide-round-trips", "annotate-devices"});
+  CHECK(names == std::vector<std::string>{"insert-input-copies", "insert-output-copies", "elide-round-trips",
+                                          "annotate-devices"});
   CHECK(stats.phases[0].result.counters.nodes_added == 2);
   CHECK(stats.phases[1].result.counters.nodes_added == 2);
   CHECK(stats.phases[2].result.counters.nodes_removed == 2);
 }
 
-TEST_CASE("pipeline: a capability with given_by_input holds before the first phase; the pipeline names none of its own") {
+TEST_CASE(
+    "pipeline: a capability with given_by_input holds before the first phase; the pipeline names none of its own") {
   static_assert(pipeline::given_by_input<shapes_inferred> && pipeline::given_by_input<capabilities::devices_assigned>);
   static_assert(!pipeline::given_by_input<capabilities::copies_explicit>);
   constexpr auto p = pipeline::make_pipeline(reads_shapes{}, first_phase{});

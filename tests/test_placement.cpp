@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "graph_dir.hpp"
 #include "devpass/interop/array_plan.hpp"
+#include "graph_dir.hpp"
 
 namespace {
 
@@ -97,14 +97,17 @@ std::vector<std::uint64_t> best_of_five(const values& v) {
     std::vector<std::size_t> members;
     for (std::size_t i = 0; i < v.first.size(); ++i)
       if (v.arena[i] == a) members.push_back(i);
-    std::stable_sort(members.begin(), members.end(), [&](std::size_t x, std::size_t y) { return v.first[x] < v.first[y]; });
+    std::stable_sort(members.begin(), members.end(),
+                     [&](std::size_t x, std::size_t y) { return v.first[x] < v.first[y]; });
     std::vector<detail::plan_item> items;
-    for (const std::size_t i : members) items.push_back({v.first[i], v.last[i], aligned(v.size[i], v.alignment), 0, {}});
+    for (const std::size_t i : members)
+      items.push_back({v.first[i], v.last[i], aligned(v.size[i], v.alignment), 0, {}});
     if (items.empty()) continue;
     std::uint64_t best = ~std::uint64_t{0};
     std::vector<std::uint64_t> offsets;
-    for (const auto order : {detail::placement_order::size, detail::placement_order::size_then_life, detail::placement_order::area,
-                             detail::placement_order::life, detail::placement_order::definition})
+    for (const auto order :
+         {detail::placement_order::size, detail::placement_order::size_then_life, detail::placement_order::area,
+          detail::placement_order::life, detail::placement_order::definition})
       best = std::min(best, detail::place_greedy(items, order, offsets));
     out[a] = best;
   }
@@ -126,7 +129,8 @@ values random_intervals(std::uint32_t seed, int kind) {
     } else if (kind == 1) {
       static constexpr std::uint64_t classes[] = {512, 4096, 131072, 262144, 393216, 524288, 1048576};
       const auto f = static_cast<std::uint32_t>(i);
-      v.add(f, std::min(f + 1 + (pick(5) == 0 ? pick(20) : pick(3)), static_cast<std::uint32_t>(n - 1)), classes[pick(7)]);
+      v.add(f, std::min(f + 1 + (pick(5) == 0 ? pick(20) : pick(3)), static_cast<std::uint32_t>(n - 1)),
+            classes[pick(7)]);
     } else {
       const bool long_lived = pick(20) == 0;
       const auto f = long_lived ? 0u : static_cast<std::uint32_t>(i);
@@ -138,7 +142,9 @@ values random_intervals(std::uint32_t seed, int kind) {
 
 }  // namespace
 
-TEST_CASE("placement: ExecuTorch's intervals of the issue-28 models plan at the lower bound, validly, never above the five orders or greedy") {
+TEST_CASE(
+    "placement: ExecuTorch's intervals of the issue-28 models plan at the lower bound, validly, never above the five "
+    "orders or greedy") {
   // Every CPU-only model of python/tests/planning_cases.py; devpass's bytes before the repair:
   // transformer 1,966,080 (1.071x its bound), decoder_lm 561,152 (1.022x), the others at the bound.
   for (const char* model : {"resnet18", "mobilenet_v2", "efficientnet_b0", "vit_b_16", "transformer", "decoder_lm"}) {

@@ -123,12 +123,13 @@ TEST_CASE("lane_order_dots sums each column's products in dot_lanes lanes, as la
       out.data());
   for (std::size_t j = 0; j < n; ++j) {
     CAPTURE(j);
-    const float expected = portable::lane_order_sum<portable::dot_lanes>(k, [&](std::size_t p) { return x[p] * b[p * n + j]; });
+    const float expected =
+        portable::lane_order_sum<portable::dot_lanes>(k, [&](std::size_t p) { return x[p] * b[p * n + j]; });
     CHECK(out[j] == expected);
     float sequential = 0;
     for (std::size_t p = 0; p < k; ++p) sequential += x[p] * b[p * n + j];
     CHECK(out[j] != sequential);  // the order is observable, so it is pinned
-    float exact_small = 0;  // the small terms alone, exactly representable here
+    float exact_small = 0;        // the small terms alone, exactly representable here
     for (std::size_t p = 1; p < k; ++p)
       if (p != portable::dot_lanes) exact_small += x[p] * b[p * n + j];
     CHECK(out[j] == exact_small);

@@ -465,7 +465,7 @@ TEST_CASE("propagate/placed values: copies the file holds are read like other pl
       propagate_device(g, {.policy = copy_policy::executorch, .skip_d2h_for_method_outputs = skip_d2h, .elide = elide});
       const verify_report report = verify(g);
       CHECK_MESSAGE(report.ok(), report.to_string());
-      CHECK(producer_of(g, "on0", 0).id == "d1");             // on d1's device: read directly
+      CHECK(producer_of(g, "on0", 0).id == "d1");               // on d1's device: read directly
       CHECK(producer_of(g, "on1", 0).op == op_kind::h2d_copy);  // elsewhere: through the host
       CHECK(producer_of(g, "r", 0).op == op_kind::d2h_copy);
     }

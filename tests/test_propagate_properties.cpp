@@ -50,8 +50,10 @@ std::vector<propagate_options> all_options() {
     for (const bool skip_h2d : {false, true})
       for (const bool skip_d2h : {false, true})
         for (const bool elide : {false, true})
-          result.push_back({.policy = policy, .skip_h2d_for_method_inputs = skip_h2d,
-                            .skip_d2h_for_method_outputs = skip_d2h, .elide = elide});
+          result.push_back({.policy = policy,
+                            .skip_h2d_for_method_inputs = skip_h2d,
+                            .skip_d2h_for_method_outputs = skip_d2h,
+                            .elide = elide});
   return result;
 }
 
@@ -110,16 +112,17 @@ TEST_CASE("propagate properties: verifier passes, values preserved, idempotent, 
   CHECK(counts.runs > counts.rejected);
 }
 
-TEST_CASE("propagate properties: the same holds with up to 8 devices, inputs and constants placed by the file, dead values") {
+TEST_CASE(
+    "propagate properties: the same holds with up to 8 devices, inputs and constants placed by the file, dead values") {
   // Beyond ExecuTorch's own graphs: a file may declare a method input or a constant on a device.
   // Both policies must still leave every read on its reader's device (found by fuzzing: an
   // executorch-policy run once left a delegate on cuda:1 reading a constant on cuda:0).
   property_counts counts;
   std::size_t preplaced_read_elsewhere = 0;
   for (std::uint64_t seed = 1; seed <= 150; ++seed) {
-    const graph original =
-        testing::random_graph(seed, {.nodes = 30, .devices = static_cast<std::uint16_t>(2 + seed % 7), .preplaced = true,
-                                     .dead_values = true});
+    const graph original = testing::random_graph(
+        seed,
+        {.nodes = 30, .devices = static_cast<std::uint16_t>(2 + seed % 7), .preplaced = true, .dead_values = true});
     // How often the case the fix is about occurs: a placed value read by a delegate elsewhere.
     for (const auto v : boost::make_iterator_range(boost::vertices(original))) {
       const node& n = original[v];

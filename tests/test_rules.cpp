@@ -35,7 +35,8 @@ struct chain {
   vertex a = 0, k = 1, dh = 2, hd = 3, m = 4, r = 5, out = 6;
 };
 
-constexpr auto elide = h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[same_device(h, x)] / (rewire(h, x), erase(h), erase_if_dead(d));
+constexpr auto elide =
+    h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[same_device(h, x)] / (rewire(h, x), erase(h), erase_if_dead(d));
 
 std::string id_of_operand(const graph& g, std::string_view consumer, std::uint32_t slot) {
   return g[operand(g, *find_node(g, consumer), slot)->producer].id;
@@ -86,7 +87,8 @@ TEST_CASE("actions: erase of a node that still has uses is an error naming it") 
 TEST_CASE("actions: copy_into_use makes one copy per use, share_copy_into_use one per (value, device)") {
   const auto build = [](graph& g) {
     const vertex w = add_node(g, {.id = "w", .op = op_kind::constant, .outputs = {f32()}});
-    const vertex k = add_node(g, {.id = "k", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32()}});
+    const vertex k = add_node(
+        g, {.id = "k", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32()}});
     const vertex o = add_node(g, {.id = "out", .op = op_kind::output});
     connect(g, {w, 0}, k, 0);
     connect(g, {w, 0}, k, 1);
@@ -120,9 +122,17 @@ TEST_CASE("actions: copy_after moves the chosen uses to one copy, place_on recor
   set_operand(s.g, s.m, 0, {s.k, 0});
   rewrite_context<no_options> ctx(s.g, {});
   const auto host_reads = [](const auto& cx, devpass::use u) { return cx.g[u.consumer].op == op_kind::call; };
-  apply_rules(make_table(each_output(delegate.as(d))[device_delegate(d) && satisfies([](const auto& cx, value_ref v) {
-                return std::ranges::any_of(uses(cx.g, v), [&](devpass::use u) { return cx.g[u.consumer].op == op_kind::call; });
-              }, d)] / copy_after<op_kind::d2h_copy>(d, host_reads)),
+  apply_rules(make_table(each_output(delegate.as(d))[device_delegate(d) && satisfies(
+                                                                               [](const auto& cx, value_ref v) {
+                                                                                 return std::ranges::any_of(
+                                                                                     uses(cx.g, v),
+                                                                                     [&](devpass::use u) {
+                                                                                       return cx.g[u.consumer].op ==
+                                                                                              op_kind::call;
+                                                                                     });
+                                                                               },
+                                                                               d)] /
+                         copy_after<op_kind::d2h_copy>(d, host_reads)),
               ctx);
   // k already has a d2h (dh): it is reused, not duplicated.
   CHECK(id_of_operand(s.g, "r", 0) == "dh");
@@ -167,10 +177,11 @@ TEST_CASE("driver: without tracing, a rule that never reaches a fixed point is n
   chain s;
   rules::rewrite_context<no_options, graph, rules::tracing::off> ctx(s.g, {});
   const auto forever = make_table(d2h_copy.as(d)[unused(d)] / erase(d), call.as(c) / apply([](auto&, value_ref) {}, c));
-  CHECK_THROWS_WITH_AS(apply_rules(forever, ctx, {.bound = 50}),
-                       "rule 2 (of 2 in its table) was applied 51 times without reaching a fixed point (bound 50); a context "
-                       "with rules::tracing::on names it as written",
-                       rules::rewrite_error);
+  CHECK_THROWS_WITH_AS(
+      apply_rules(forever, ctx, {.bound = 50}),
+      "rule 2 (of 2 in its table) was applied 51 times without reaching a fixed point (bound 50); a context "
+      "with rules::tracing::on names it as written",
+      rules::rewrite_error);
 }
 
 TEST_CASE("driver: shrinking rules run to a fixed point without a bound") {
@@ -178,7 +189,8 @@ TEST_CASE("driver: shrinking rules run to a fixed point without a bound") {
   chain s;
   value_ref last{s.k, 0};
   for (int i = 0; i < 200; ++i) {
-    const vertex v = add_node(s.g, {.id = "dead" + std::to_string(i), .op = op_kind::d2h_copy, .device = cuda_device(0), .outputs = {f32()}});
+    const vertex v = add_node(
+        s.g, {.id = "dead" + std::to_string(i), .op = op_kind::d2h_copy, .device = cuda_device(0), .outputs = {f32()}});
     connect(s.g, last, v, 0);
     last = {v, 0};
   }
@@ -193,32 +205,35 @@ TEST_CASE("driver: deterministic — the same graph gives the same rewrites in t
     chain s;
     std::vector<std::string> order;
     rewrite_context<no_options> ctx(s.g, {});
-    apply_rules(make_table(on_use(any.as(c), any.as(x)) / apply([&](auto& cx, value_ref a, value_ref b) {
-                             order.push_back(cx.g[a.producer].id + "<" + cx.g[b.producer].id);
-                           }, c, x)),
+    apply_rules(make_table(on_use(any.as(c), any.as(x)) /
+                           apply([&](auto& cx, value_ref a,
+                                     value_ref b) { order.push_back(cx.g[a.producer].id + "<" + cx.g[b.producer].id); },
+                                 c, x)),
                 ctx, {.bound = 8});
     return order;
   };
   std::vector<std::string> first;
   try {
     first = run();
-  } catch (const rules::rewrite_error&) {
-  }
+  } catch (const rules::rewrite_error&) {}
   std::vector<std::string> second;
   try {
     second = run();
-  } catch (const rules::rewrite_error&) {
-  }
+  } catch (const rules::rewrite_error&) {}
   CHECK(first == second);
 }
 
 namespace {
 // Tables above rules::detail::inline_rules_max rules dispatch each rule out of line (compile time
 // grows linearly; driver.hpp): the same rules must behave the same there.
-constexpr auto never = any.as(x)[satisfies([](const auto&, value_ref) { return false; }, x)] / apply([](auto&, value_ref) {}, x);
+constexpr auto never =
+    any.as(x)[satisfies([](const auto&, value_ref) { return false; }, x)] / apply([](auto&, value_ref) {}, x);
 constexpr auto shared_d2h =
-    on_use(any.as(c), any.as(x))[satisfies([](const auto& ctx, value_ref v) { return ctx.g[v.producer].op == op_kind::delegate; }, x) &&
-                                 satisfies([](const auto& ctx, value_ref u) { return ctx.g[u.producer].op == op_kind::call; }, c)] /
+    on_use(
+        any.as(c),
+        any.as(
+            x))[satisfies([](const auto& ctx, value_ref v) { return ctx.g[v.producer].op == op_kind::delegate; }, x) &&
+                satisfies([](const auto& ctx, value_ref u) { return ctx.g[u.producer].op == op_kind::call; }, c)] /
     share_copy_into_use<op_kind::d2h_copy>(x, x);
 
 std::string operands_text(const graph& g) {
@@ -258,11 +273,12 @@ TEST_CASE("driver: a table of more rules than are inlined behaves as the same li
     chain s;
     std::vector<std::string> fired;
     rewrite_context<no_options> ctx(s.g, {});
-    (void)apply_rules(make_table(DEVPASS_NEVER16, never,
-                                 h2d_copy(any.as(x)).as(h) /
-                                     (apply([&](auto&, value_ref) { fired.push_back("first"); }, h), rewire(h, x), erase(h)),
-                                 h2d_copy.as(h) / apply([&](auto&, value_ref) { fired.push_back("second"); }, h)),
-                      ctx);
+    (void)apply_rules(
+        make_table(DEVPASS_NEVER16, never,
+                   h2d_copy(any.as(x)).as(h) /
+                       (apply([&](auto&, value_ref) { fired.push_back("first"); }, h), rewire(h, x), erase(h)),
+                   h2d_copy.as(h) / apply([&](auto&, value_ref) { fired.push_back("second"); }, h)),
+        ctx);
     CHECK(fired == std::vector<std::string>{"first"});
   }
   SUBCASE("the bound names the rule") {
@@ -282,7 +298,7 @@ TEST_CASE("driver: a table of more rules than are inlined behaves as the same li
 #undef DEVPASS_NEVER4
 
 TEST_CASE("driver: a trace reports every rule tried at each node, with the matcher's and the guards' reasons") {
-  chain s;  // k(cuda:0) -> dh -> hd(cuda:0) -> m: the round trip elides
+  chain s;                            // k(cuda:0) -> dh -> hd(cuda:0) -> m: the round trip elides
   s.g[s.hd].device = cuda_device(1);  // ... unless the h2d goes to another device
   struct event {
     std::string rule, node, site, why;
@@ -290,8 +306,10 @@ TEST_CASE("driver: a trace reports every rule tried at each node, with the match
   std::vector<event> events;
   rules::rule_trace trace;
   trace.user = &events;
-  trace.report = [](void* user, std::string_view rule, std::string_view node, std::string_view site, std::string_view why) {
-    static_cast<std::vector<event>*>(user)->push_back({std::string(rule), std::string(node), std::string(site), std::string(why)});
+  trace.report = [](void* user, std::string_view rule, std::string_view node, std::string_view site,
+                    std::string_view why) {
+    static_cast<std::vector<event>*>(user)->push_back(
+        {std::string(rule), std::string(node), std::string(site), std::string(why)});
   };
   rewrite_context<no_options> ctx(s.g, {});
   ctx.trace = &trace;

@@ -36,8 +36,8 @@ constexpr auto per_use_copies = make_table(
 
 // Unused copies of inputs and constants go: erasing one takes a reader from an input or a constant,
 // whose uses no rule reads.
-constexpr auto drop_dead_source_copies = make_table(h2d_copy(input.as(x)).as(h)[unused(h)] / erase(h),
-                                                    d2h_copy(constant.as(k)).as(e)[unused(e)] / erase(e));
+constexpr auto drop_dead_source_copies =
+    make_table(h2d_copy(input.as(x)).as(h)[unused(h)] / erase(h), d2h_copy(constant.as(k)).as(e)[unused(e)] / erase(e));
 
 bool same_pair(std::optional<rule_pair> found, std::size_t enabler, std::size_t enabled) {
   return found && found->enabler == enabler && found->enabled == enabled;
@@ -50,8 +50,10 @@ void add_dead_source_copies(graph& g) {
     const op_kind op = g[v].op;
     if (op != op_kind::input && op != op_kind::constant) continue;
     const bool input_node = op == op_kind::input;
-    node copy{.id = g[v].id + "_dead", .op = input_node ? op_kind::h2d_copy : op_kind::d2h_copy,
-              .device = cuda_device(0), .outputs = g[v].outputs};
+    node copy{.id = g[v].id + "_dead",
+              .op = input_node ? op_kind::h2d_copy : op_kind::d2h_copy,
+              .device = cuda_device(0),
+              .outputs = g[v].outputs};
     connect(g, {v, 0}, add_node(g, std::move(copy)), 0);
   }
 }
@@ -88,7 +90,8 @@ TEST_CASE("independence: tables whose rewrites touch nothing their rules read qu
   static_assert(!first_enabling_pair(per_use_copies));
   static_assert(!first_enabling_pair(drop_dead_source_copies));
   // Annotating and reading what no rule writes: each_output over calls, placement of the call.
-  static_assert(!first_enabling_pair(make_table(each_output(call.as(x))[dtype_is<dtype::float16>(x)] / place_on(x, x))));
+  static_assert(
+      !first_enabling_pair(make_table(each_output(call.as(x))[dtype_is<dtype::float16>(x)] / place_on(x, x))));
   CHECK(rules::single_pass(per_use_copies).size == 2);
 }
 
@@ -96,16 +99,18 @@ TEST_CASE("independence: the pair that may enable is named, itself included") {
   // Erasing an unused d2h can leave the d2h it read unused: d2h(d2h(x)).
   CHECK(same_pair(first_enabling_pair(make_table(d2h_copy.as(d)[unused(d)] / erase(d))), 1, 1));
   // A rule that copies any host value into a delegate makes h2d copies another rule visits.
-  CHECK(same_pair(first_enabling_pair(make_table(h2d_copy(input.as(x)).as(h)[unused(h)] / erase(h),
-                                                 on_use(delegate.as(d), any.as(x))[on_host(x)] /
-                                                     copy_into_use<op_kind::h2d_copy>(x, d))),
+  CHECK(same_pair(first_enabling_pair(make_table(
+                      h2d_copy(input.as(x)).as(h)[unused(h)] / erase(h),
+                      on_use(delegate.as(d), any.as(x))[on_host(x)] / copy_into_use<op_kind::h2d_copy>(x, d))),
                   2, 1));
   // Placing an input reads as a change to where inputs live, which the guard reads.
-  CHECK(same_pair(first_enabling_pair(make_table(on_use(delegate.as(d), input.as(x))[on_host(x)] / place_on(x, d))), 1, 1));
+  CHECK(same_pair(first_enabling_pair(make_table(on_use(delegate.as(d), input.as(x))[on_host(x)] / place_on(x, d))), 1,
+                  1));
   // A user predicate reads anything; a user action may change anything.
-  CHECK(same_pair(first_enabling_pair(make_table(each_output(call.as(x))[satisfies([](const auto&, value_ref) { return true; }, x)] /
-                                                 place_on(x, x))),
-                  1, 1));
+  CHECK(same_pair(
+      first_enabling_pair(make_table(
+          each_output(call.as(x))[satisfies([](const auto&, value_ref) { return true; }, x)] / place_on(x, x))),
+      1, 1));
   CHECK(same_pair(first_enabling_pair(make_table(each_output(call.as(x)) / apply([](auto&, value_ref) {}, x))), 1, 1));
 }
 
@@ -158,7 +163,8 @@ TEST_CASE("single pass: what it does on a small graph, counted") {
   const tensor_spec spec{dtype::float32, {4}};
   const vertex in = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {spec}});
   const vertex w = add_node(g, {.id = "w", .op = op_kind::constant, .outputs = {spec}});
-  const vertex del = add_node(g, {.id = "d", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "k", .outputs = {spec}});
+  const vertex del =
+      add_node(g, {.id = "d", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "k", .outputs = {spec}});
   const vertex call = add_node(g, {.id = "c", .op = op_kind::call, .kernel = "k", .outputs = {spec}});
   connect(g, {in, 0}, del, 0);
   connect(g, {w, 0}, del, 1);
@@ -169,8 +175,8 @@ TEST_CASE("single pass: what it does on a small graph, counted") {
   connect(g, {call, 0}, out, 0);
   rules::rewrite_context<no_options> ctx(g, {});
   const rules::rewrite_counters c = rules::apply_rules(rules::single_pass(per_use_copies), ctx);
-  CHECK(c.rewrites == 3);      // d's three slots
-  CHECK(c.nodes_added == 3);   // a copy per use
+  CHECK(c.rewrites == 3);     // d's three slots
+  CHECK(c.nodes_added == 3);  // a copy per use
   // Rule 1 tries d's three slots, rule 2 the same three: the only node whose consumer matches.
   CHECK(c.matches_tried == 6);
   CHECK(boost::num_vertices(g) == 8);

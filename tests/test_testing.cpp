@@ -22,7 +22,8 @@ graph small_by_hand() {
   graph g;
   g[boost::graph_bundle].name = "forward";
   const vertex xv = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {f32()}});
-  const vertex a = add_node(g, {.id = "a", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "relu", .outputs = {f32()}});
+  const vertex a =
+      add_node(g, {.id = "a", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "relu", .outputs = {f32()}});
   const vertex b = add_node(g, {.id = "b", .op = op_kind::call, .kernel = "add", .outputs = {f32()}});
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
   connect(g, {xv, 0}, a, 0);
@@ -114,7 +115,8 @@ TEST_CASE("to_string: specs, nodes, values, census, counters and plans") {
   CHECK(testing::to_string(census) == "h2d 2 (32 B), d2h 1 (16 B), d2d 0 (0 B)");
   CHECK(testing::to_string(rules::rewrite_counters{14, 3, 1, 2}) ==
         "3 rewrites (14 matches tried, 1 node added, 2 removed)");
-  CHECK(testing::to_string(rules::rewrite_counters{1, 1, 0, 1}) == "1 rewrite (1 matches tried, 0 nodes added, 1 removed)");
+  CHECK(testing::to_string(rules::rewrite_counters{1, 1, 0, 1}) ==
+        "1 rewrite (1 matches tried, 0 nodes added, 1 removed)");
 
   memory_plan plan;
   plan.order = {0, 1, 2, 3};
@@ -220,8 +222,9 @@ TEST_CASE("graph_builder: misuse is a graph_error naming the node and the field"
     }
     return "no error";
   };
-  CHECK(error_of([] { return graph_builder{}.input("x", {2}).call("b", "add", {"x", "y"}).output({"b"}).build(); }) ==
-        "node 'b': inputs: input 1 reads 'y', which no node of the builder defines");
+  CHECK(error_of([] {
+          return graph_builder{}.input("x", {2}).call("b", "add", {"x", "y"}).output({"b"}).build();
+        }) == "node 'b': inputs: input 1 reads 'y', which no node of the builder defines");
   CHECK(error_of([] { return graph_builder{}.input("x", {2}).input("x", {2}).output({"x"}).build(); }) ==
         "node 'x': id: the builder has two nodes with this id");
   CHECK(error_of([] { return graph_builder{}.input("x", {2}).delegate("a", "gpu:0", "relu", {"x"}); }) ==
@@ -230,13 +233,15 @@ TEST_CASE("graph_builder: misuse is a graph_error naming the node and the field"
         "node 'r': outputs: no operand to take the layout from: give its outputs");
   CHECK(error_of([] { return graph_builder{}.input("x", {2}).call("b", "neg", {"x:1"}).output({"b"}).build(); }) ==
         "node 'b': inputs: input 0 reads output 1 of 'x', which has 1 output(s)");
-  CHECK(error_of([] { return graph_builder{}.call("a", "neg", {"b"}).call("b", "neg", {"a"}).output({"b"}).build(); }) ==
-        "node 'a': outputs: its layout is inferred from operand 0 in a cycle: give its outputs");
+  CHECK(error_of([] {
+          return graph_builder{}.call("a", "neg", {"b"}).call("b", "neg", {"a"}).output({"b"}).build();
+        }) == "node 'a': outputs: its layout is inferred from operand 0 in a cycle: give its outputs");
   // What verify_structure finds, the first problem, with how many more there are.
   CHECK(error_of([] { return graph_builder{}.input("x", {2}).h2d_copy("h", "cpu", "x").build(); }) ==
         "node 'h': device: a h2d_copy needs a device side, not cpu (and 1 more problems)");
-  CHECK(error_of([] { return graph_builder{}.input("x", {2}).call("b", "neg", {"x"}, {{3}, {3}}).output({"b:2"}).build(); }) ==
-        "node 'out': inputs: input 0 reads output 2 of 'b', which has 2 output(s)");
+  CHECK(error_of([] {
+          return graph_builder{}.input("x", {2}).call("b", "neg", {"x"}, {{3}, {3}}).output({"b:2"}).build();
+        }) == "node 'out': inputs: input 0 reads output 2 of 'b', which has 2 output(s)");
   // build_unchecked() makes such graphs on purpose.
   const graph bad = graph_builder{}.input("x", {2}).h2d_copy("h", "cpu", "x").build_unchecked();
   CHECK(verify_structure(bad).problems.size() == 2);
@@ -250,7 +255,8 @@ TEST_CASE("find_value, value_of: a value by its name in files") {
   CHECK(testing::find_value(g, "s:99999999999") == std::nullopt);
   CHECK(testing::value_of(g, "s") == value_ref{1, 0});
   CHECK_THROWS_WITH_AS((void)testing::value_of(g, "y"), "node 'y': no node with this id in the graph", graph_error);
-  CHECK_THROWS_WITH_AS((void)testing::value_of(g, "s:2"), "node 's': outputs: no output 2 (the node has 2)", graph_error);
+  CHECK_THROWS_WITH_AS((void)testing::value_of(g, "s:2"), "node 's': outputs: no output 2 (the node has 2)",
+                       graph_error);
 }
 
 TEST_CASE("expect_same_graph: vertex order does not matter, every field of a node does") {
@@ -315,10 +321,12 @@ TEST_CASE("expect_matches, expect_not_matches: the explanation, the captures, th
   CHECK(testing::expect_matches(trip, g, value_ref{2, 0}) == std::nullopt);
   CHECK(testing::expect_not_matches(trip, g, "d") == std::nullopt);
   CHECK(message(testing::expect_matches(trip, g, "k")) ==
-        "pattern `h2d_copy(d2h_copy(any as x) as d) as h` does not match 'k' (#3): node 'k' is delegate, expected h2d_copy\n"
+        "pattern `h2d_copy(d2h_copy(any as x) as d) as h` does not match 'k' (#3): node 'k' is delegate, expected "
+        "h2d_copy\n"
         "  at #3 k delegate cuda:0 neg (h) -> float32[4]");
   CHECK(message(testing::expect_matches(h2d_copy(d2h_copy(call)), g, "h")) ==
-        "pattern `h2d_copy(d2h_copy(call))` does not match 'h' (#2): operand 0 of 'h': operand 0 of 'd': node 'x' is input, "
+        "pattern `h2d_copy(d2h_copy(call))` does not match 'h' (#2): operand 0 of 'h': operand 0 of 'd': node 'x' is "
+        "input, "
         "expected call\n"
         "  at #2 h h2d_copy cuda:0 (d) -> float32[4]");
   CHECK(message(testing::expect_not_matches(trip, g, "h")) ==
@@ -343,7 +351,8 @@ TEST_CASE("expect_copies: the census and every copy") {
         "copies: expected h2d 0, d2h 1, d2d 0; found h2d 1 (16 B), d2h 1 (16 B), d2d 0 (0 B)\n"
         "  #4 x@h2d[cuda:0] h2d_copy cuda:0 (x) -> float32[2,2]@cuda:0\n"
         "  #5 a@d2h d2h_copy cuda:0 (a) -> float32[2,2]@cpu");
-  CHECK(message(testing::expect_copies(small(), 0, 0, 1)) == "copies: expected h2d 0, d2h 0, d2d 1; found h2d 0 (0 B), d2h 0 (0 B), d2d 0 (0 B)");
+  CHECK(message(testing::expect_copies(small(), 0, 0, 1)) ==
+        "copies: expected h2d 0, d2h 0, d2d 1; found h2d 0 (0 B), d2h 0 (0 B), d2d 0 (0 B)");
 }
 
 namespace {
@@ -351,20 +360,24 @@ namespace {
 // already swept, is left matching, so a second run rewrites again.
 constexpr auto mark_upstream = make_table(
     call.as(c)[satisfies([](const auto& ctx, value_ref v) { return ctx.g[v.producer].kernel == "mark"; }, c)] /
-    apply([](auto& ctx, value_ref v) {
-      ctx.g[v.producer].kernel = "done";
-      if (const auto in = operand(ctx.g, v.producer, 0); in && ctx.g[in->producer].op == op_kind::call)
-        ctx.g[in->producer].kernel = "mark";
-    }, c));
+    apply(
+        [](auto& ctx, value_ref v) {
+          ctx.g[v.producer].kernel = "done";
+          if (const auto in = operand(ctx.g, v.producer, 0); in && ctx.g[in->producer].op == op_kind::call)
+            ctx.g[in->producer].kernel = "mark";
+        },
+        c));
 // Never stops: every application makes the next one possible.
-constexpr auto grow_forever = make_table(call.as(c) / apply([](auto& ctx, value_ref v) { ctx.g[v.producer].kernel += "+"; }, c));
+constexpr auto grow_forever =
+    make_table(call.as(c) / apply([](auto& ctx, value_ref v) { ctx.g[v.producer].kernel += "+"; }, c));
 // Guards that read options (when) need them passed.
 struct elide_options {
   bool elide = true;
 };
-constexpr auto elide_if_asked = make_table(
-    h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[same_device(h, x) && when([](const auto& ctx) { return ctx.options.elide; })] /
-    (rewire(h, x), erase(h), erase_if_dead(d)));
+constexpr auto elide_if_asked =
+    make_table(h2d_copy(d2h_copy(any.as(x)).as(d))
+                   .as(h)[same_device(h, x) && when([](const auto& ctx) { return ctx.options.elide; })] /
+               (rewire(h, x), erase(h), erase_if_dead(d)));
 }  // namespace
 
 TEST_CASE("expect_converges: a fixed point reached once and kept, else both runs and the graph") {
@@ -403,9 +416,10 @@ TEST_CASE("expect_converges: a fixed point reached once and kept, else both runs
   graph forever = graph_builder{}.input("x", {1}).call("p", "neg", {"x"}).output({"p"}).build();
   const auto failure = testing::expect_converges(grow_forever, forever);
   REQUIRE(failure);
-  CHECK(failure->starts_with("the rule table does not reach a fixed point: rule `call as c / apply(...)` was applied "));
-  CHECK(failure->find("\n  graph when it stopped:\n    graph: 3 nodes\n      #0 x input cpu -> float32[1]\n      #1 p call cpu neg+++") !=
-        std::string::npos);
+  CHECK(
+      failure->starts_with("the rule table does not reach a fixed point: rule `call as c / apply(...)` was applied "));
+  CHECK(failure->find("\n  graph when it stopped:\n    graph: 3 nodes\n      #0 x input cpu -> float32[1]\n      #1 p "
+                      "call cpu neg+++") != std::string::npos);
 }
 
 TEST_CASE("macros: each passes on a true case") {

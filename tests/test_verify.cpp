@@ -17,7 +17,8 @@ struct placed_graph {
   placed_graph() {
     x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {f32(2)}});
     h = add_node(g, {.id = "h", .op = op_kind::h2d_copy, .device = cuda_device(0), .outputs = {f32(2)}});
-    d = add_node(g, {.id = "d", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32(2)}});
+    d = add_node(g,
+                 {.id = "d", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {f32(2)}});
     b = add_node(g, {.id = "b", .op = op_kind::d2h_copy, .device = cuda_device(0), .outputs = {f32(2)}});
     r = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "relu", .outputs = {f32(2)}});
     out = add_node(g, {.id = "out", .op = op_kind::output});
@@ -65,7 +66,7 @@ TEST_CASE("verify_structure: every later copy of an id is reported against the f
   s.g[s.b].id = "x";
   s.g[s.r].id = "x";
   CHECK(lines(verify_structure(s.g)) == std::vector<std::string>{"node 'x': id: duplicate id (also node #0)",
-                                                                  "node 'x': id: duplicate id (also node #0)"});
+                                                                 "node 'x': id: duplicate id (also node #0)"});
 }
 
 TEST_CASE("verify_structure: duplicates far apart in a long graph are found, erased nodes' ids are not counted") {
@@ -74,9 +75,11 @@ TEST_CASE("verify_structure: duplicates far apart in a long graph are found, era
   graph g;
   vertex last = add_node(g, {.id = "in", .op = op_kind::input, .outputs = {f32(2)}});
   for (int i = 0; i < 100; ++i) {
-    const vertex dead = add_node(g, {.id = i % 10 ? "dead" + std::to_string(i) : "c3", .op = op_kind::constant, .outputs = {f32(2)}});
+    const vertex dead =
+        add_node(g, {.id = i % 10 ? "dead" + std::to_string(i) : "c3", .op = op_kind::constant, .outputs = {f32(2)}});
     erase_node(g, dead);
-    const vertex c = add_node(g, {.id = "c" + std::to_string(i), .op = op_kind::call, .kernel = "relu", .outputs = {f32(2)}});
+    const vertex c =
+        add_node(g, {.id = "c" + std::to_string(i), .op = op_kind::call, .kernel = "relu", .outputs = {f32(2)}});
     connect(g, {last, 0}, c, 0);
     last = c;
   }
@@ -86,11 +89,13 @@ TEST_CASE("verify_structure: duplicates far apart in a long graph are found, era
   g[200].id = "c5";
   g[198].id = "in";
   CHECK(lines(verify_structure(g)) == std::vector<std::string>{"node 'c5': id: duplicate id (also node #12)",
-                                                                "node 'in': id: duplicate id (also node #0)",
-                                                                "node 'c5': id: duplicate id (also node #12)"});
+                                                               "node 'in': id: duplicate id (also node #0)",
+                                                               "node 'c5': id: duplicate id (also node #12)"});
 }
 
-TEST_CASE("verify_structure: a graph with erased nodes and edges against vertex order has no cycle, and one with a cycle is named") {
+TEST_CASE(
+    "verify_structure: a graph with erased nodes and edges against vertex order has no cycle, and one with a cycle is "
+    "named") {
   graph g;
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
   erase_node(g, add_node(g, {.id = "gone", .op = op_kind::constant, .outputs = {f32(2)}}));
@@ -111,7 +116,8 @@ TEST_CASE("verify_structure: an id ending in ':<digits>' is reported (a referenc
   s.g[s.r].id = "r:1";
   s.g[s.h].id = "h:x1";  // fine: not digits after the last ':'
   CHECK(lines(verify_structure(s.g)) ==
-        std::vector<std::string>{"node 'r:1': id: an id cannot end in ':<digits>': references would read it as an output index"});
+        std::vector<std::string>{
+            "node 'r:1': id: an id cannot end in ':<digits>': references would read it as an output index"});
 }
 
 TEST_CASE("verify_structure: a vertex order that is not topological is not a cycle") {
@@ -140,8 +146,8 @@ TEST_CASE("verify_structure: names a node on a cycle") {
 
 TEST_CASE("verify_structure: every input slot is connected exactly once") {
   placed_graph s;
-  s.g[s.d].arity = 3;                  // slot 2 unconnected
-  connect(s.g, {s.x, 0}, s.r, 0);      // r's slot 0 fed twice
+  s.g[s.d].arity = 3;              // slot 2 unconnected
+  connect(s.g, {s.x, 0}, s.r, 0);  // r's slot 0 fed twice
   const auto r = verify_structure(s.g);
   CHECK(lines(r) == std::vector<std::string>{"node 'd': inputs: input 2 is not connected",
                                              "node 'r': inputs: input 0 is connected 2 times"});
@@ -152,7 +158,8 @@ TEST_CASE("verify_structure: an edge must name an output its producer has") {
   boost::add_edge(s.d, s.out, edge_info{3, 2}, s.g);
   s.g[s.out].arity = 3;
   const auto r = verify_structure(s.g);
-  CHECK(lines(r) == std::vector<std::string>{"node 'out': inputs: input 2 reads output 3 of 'd', which has 1 output(s)"});
+  CHECK(lines(r) ==
+        std::vector<std::string>{"node 'out': inputs: input 2 reads output 3 of 'd', which has 1 output(s)"});
 }
 
 TEST_CASE("verify_structure: exactly one output node") {
@@ -193,9 +200,10 @@ TEST_CASE("verify_structure: op arity rules") {
     s.g[s.b].outputs = {tensor_spec{dtype::float16, {2, 2}}};
     connect(s.g, {s.x, 0}, s.h, 1);
     const auto r = verify_structure(s.g);
-    CHECK(lines(r) == std::vector<std::string>{
-                          "node 'h': inputs: a h2d_copy has exactly one input, found 2",
-                          "node 'b': outputs: a copy keeps its input's layout: input is float32[2,2], output is float16[2,2]"});
+    CHECK(lines(r) ==
+          std::vector<std::string>{
+              "node 'h': inputs: a h2d_copy has exactly one input, found 2",
+              "node 'b': outputs: a copy keeps its input's layout: input is float32[2,2], output is float16[2,2]"});
   }
   SUBCASE("a copy with two outputs") {
     placed_graph s;
@@ -244,18 +252,16 @@ TEST_CASE("verify_structure: op arity rules") {
 
 TEST_CASE("verify_structure: reports every violation, in a deterministic order") {
   placed_graph s;
-  s.g[s.x].id = "d";               // duplicate
-  s.g[s.d].kernel.clear();         // no kernel
-  s.g[s.b].arity = 2;              // copy with an unconnected second slot
-  s.g[s.out].op = op_kind::call;   // no output node, and a call without kernel
+  s.g[s.x].id = "d";              // duplicate
+  s.g[s.d].kernel.clear();        // no kernel
+  s.g[s.b].arity = 2;             // copy with an unconnected second slot
+  s.g[s.out].op = op_kind::call;  // no output node, and a call without kernel
   const auto first = verify_structure(s.g);
-  CHECK(lines(first) == std::vector<std::string>{
-                            "node 'd': id: duplicate id (also node #0)",
-                            "node 'd': kernel: a delegate needs a kernel name",
-                            "node 'b': inputs: a d2h_copy has exactly one input, found 2",
-                            "node 'b': inputs: input 1 is not connected",
-                            "node 'out': kernel: a call needs a kernel name",
-                            "nodes: no output node"});
+  CHECK(lines(first) ==
+        std::vector<std::string>{
+            "node 'd': id: duplicate id (also node #0)", "node 'd': kernel: a delegate needs a kernel name",
+            "node 'b': inputs: a d2h_copy has exactly one input, found 2", "node 'b': inputs: input 1 is not connected",
+            "node 'out': kernel: a call needs a kernel name", "nodes: no output node"});
   CHECK(lines(verify_structure(s.g)) == lines(first));
   CHECK(first.to_string() ==
         "node 'd': id: duplicate id (also node #0)\n"
@@ -283,8 +289,8 @@ TEST_CASE("verify_devices: a consumer reads its operands where it runs") {
   }
   SUBCASE("a delegate reading a host value, and one on another device") {
     placed_graph s;
-    const vertex e = add_node(s.g, {.id = "e", .op = op_kind::delegate, .device = cuda_device(1), .kernel = "mul",
-                                    .outputs = {f32(2)}});
+    const vertex e = add_node(
+        s.g, {.id = "e", .op = op_kind::delegate, .device = cuda_device(1), .kernel = "mul", .outputs = {f32(2)}});
     connect(s.g, {s.x, 0}, e, 1);
     connect(s.g, {s.d, 0}, e, 0);
     connect(s.g, {e, 0}, s.out, 2);
@@ -297,22 +303,26 @@ TEST_CASE("verify_devices: a consumer reads its operands where it runs") {
     s.g[s.b].device = cuda_device(1);
     set_operand(s.g, s.h, 0, {s.d, 0});  // also makes a cycle, which verify_devices does not care about
     const auto r = verify_devices(s.g);
-    CHECK(lines(r) == std::vector<std::string>{"node 'h': inputs[0]: reads 'd' on cuda:0 but a h2d_copy reads on cpu",
-                                               "node 'b': inputs[0]: reads 'd' on cuda:0 but a d2h_copy reads on cuda:1"});
+    CHECK(lines(r) ==
+          std::vector<std::string>{"node 'h': inputs[0]: reads 'd' on cuda:0 but a h2d_copy reads on cpu",
+                                   "node 'b': inputs[0]: reads 'd' on cuda:0 but a d2h_copy reads on cuda:1"});
   }
   SUBCASE("d2d reads another device") {
     placed_graph s;
     const vertex c = add_node(s.g, {.id = "c", .op = op_kind::d2d_copy, .device = cuda_device(1), .outputs = {f32(2)}});
-    const vertex c2 = add_node(s.g, {.id = "c2", .op = op_kind::d2d_copy, .device = cuda_device(0), .outputs = {f32(2)}});
-    const vertex c3 = add_node(s.g, {.id = "c3", .op = op_kind::d2d_copy, .device = cuda_device(0), .outputs = {f32(2)}});
+    const vertex c2 =
+        add_node(s.g, {.id = "c2", .op = op_kind::d2d_copy, .device = cuda_device(0), .outputs = {f32(2)}});
+    const vertex c3 =
+        add_node(s.g, {.id = "c3", .op = op_kind::d2d_copy, .device = cuda_device(0), .outputs = {f32(2)}});
     connect(s.g, {s.d, 0}, c, 0);   // fine: cuda:0 -> cuda:1
     connect(s.g, {s.d, 0}, c2, 0);  // same device
     connect(s.g, {s.x, 0}, c3, 0);  // from the host
     for (vertex v : {c, c2, c3}) connect(s.g, {v, 0}, s.out, static_cast<std::uint32_t>(s.g[s.out].arity));
     CHECK(verify_structure(s.g).ok());
     CHECK(lines(verify_devices(s.g)) ==
-          std::vector<std::string>{"node 'c2': inputs[0]: reads 'd' on cuda:0 but a d2d_copy to cuda:0 reads from another device",
-                                   "node 'c3': inputs[0]: reads 'x' on cpu but a d2d_copy to cuda:0 reads from another device"});
+          std::vector<std::string>{
+              "node 'c2': inputs[0]: reads 'd' on cuda:0 but a d2d_copy to cuda:0 reads from another device",
+              "node 'c3': inputs[0]: reads 'x' on cpu but a d2d_copy to cuda:0 reads from another device"});
   }
   SUBCASE("the output node accepts any device") {
     placed_graph s;
@@ -326,9 +336,9 @@ TEST_CASE("verify_devices: a method input placed on a device by its spec lives t
   placed_graph s;
   const vertex y = add_node(s.g, {.id = "y", .op = op_kind::input, .outputs = {f32(2)}});
   s.g[y].outputs[0].device = cuda_device(0);
-  connect(s.g, {y, 0}, s.d, 2);   // a cuda:0 delegate may read it directly (skip_h2d)
+  connect(s.g, {y, 0}, s.d, 2);  // a cuda:0 delegate may read it directly (skip_h2d)
   CHECK(verify(s.g).ok());
-  connect(s.g, {y, 0}, s.r, 1);   // a host call may not
+  connect(s.g, {y, 0}, s.r, 1);  // a host call may not
   CHECK(lines(verify_devices(s.g)) ==
         std::vector<std::string>{"node 'r': inputs[1]: reads 'y' on cuda:0 but a call reads on cpu"});
 }
@@ -343,14 +353,16 @@ TEST_CASE("verify_devices: a value's spec device must be where its producer puts
   CHECK(r.problems[0].field() == "outputs[0]");
   CHECK(r.problems[0].problem() == "a d2h_copy produces on cpu but the value is marked on cuda:0");
   // r then reads b on cuda:0 (the spec says so) while running on the host.
-  CHECK(lines(r) == std::vector<std::string>{"node 'b': outputs[0]: a d2h_copy produces on cpu but the value is marked on cuda:0",
-                                             "node 'r': inputs[0]: reads 'b' on cuda:0 but a call reads on cpu"});
+  CHECK(lines(r) ==
+        std::vector<std::string>{"node 'b': outputs[0]: a d2h_copy produces on cpu but the value is marked on cuda:0",
+                                 "node 'r': inputs[0]: reads 'b' on cuda:0 but a call reads on cpu"});
 }
 
 TEST_CASE("verify: concatenates structure then device problems") {
   placed_graph s;
   s.g[s.d].kernel.clear();
   set_operand(s.g, s.r, 0, {s.d, 0});
-  CHECK(lines(verify(s.g)) == std::vector<std::string>{"node 'd': kernel: a delegate needs a kernel name",
-                                                       "node 'r': inputs[0]: reads 'd' on cuda:0 but a call reads on cpu"});
+  CHECK(lines(verify(s.g)) ==
+        std::vector<std::string>{"node 'd': kernel: a delegate needs a kernel name",
+                                 "node 'r': inputs[0]: reads 'd' on cuda:0 but a call reads on cpu"});
 }

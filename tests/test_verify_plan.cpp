@@ -33,7 +33,8 @@ struct chain {
   tensor_spec& spec(vertex v) { return g[v].outputs[0]; }
 };
 
-void check_single_problem(const verify_report& r, const std::string& node, const std::string& field, const std::string& text) {
+void check_single_problem(const verify_report& r, const std::string& node, const std::string& field,
+                          const std::string& text) {
   REQUIRE_MESSAGE(r.problems.size() == 1, r.to_string());
   CHECK(r.problems[0].node() == node);
   CHECK(r.problems[0].field() == field);
@@ -104,7 +105,8 @@ TEST_CASE("verify_plan: mem_id problems name the value") {
   SUBCASE("a buffer on another device") {
     chain t;
     t.spec(t.b).device = cuda_device(0);  // b now lives on cuda:0, its buffer is the host's
-    check_single_problem(verify_plan(t.g, t.plan), "b", "outputs[0].mem_id", "buffer 1 is on cpu but the value lives on cuda:0");
+    check_single_problem(verify_plan(t.g, t.plan), "b", "outputs[0].mem_id",
+                         "buffer 1 is on cpu but the value lives on cuda:0");
   }
 }
 

@@ -4,4 +4,6 @@
 // its own policy and phases (devpass_add_opt).
 #include "devpass/driver/opt_main.hpp"
 
-int main(int argc, char** argv) { return devpass::driver::opt_main<devpass::policy_from_options>(argc, argv, "devpass-opt"); }
+int main(int argc, char** argv) {
+  return devpass::driver::opt_main<devpass::policy_from_options>(argc, argv, "devpass-opt");
+}

@@ -56,22 +56,35 @@ options parse(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg == "--help" || arg == "-h") o.help = true;
-    else if (arg == "--policy=executorch") o.propagate.policy = devpass::copy_policy::executorch;
-    else if (arg == "--policy=devpass") o.propagate.policy = devpass::copy_policy::devpass;
-    else if (arg.starts_with("--policy")) throw usage_error{"--policy: expected --policy=executorch or --policy=devpass"};
-    else if (arg == "--skip-h2d-for-method-inputs") o.propagate.skip_h2d_for_method_inputs = true;
-    else if (arg == "--skip-d2h-for-method-outputs") o.propagate.skip_d2h_for_method_outputs = true;
-    else if (arg == "--no-elide") o.propagate.elide = false;
-    else if (arg == "--host-reference") o.host_reference = true;
-    else if (arg == "--verbose") o.verbose = true;
-    else if (arg.starts_with("--seed=")) o.seed = parse_seed(arg.substr(7));
+    if (arg == "--help" || arg == "-h")
+      o.help = true;
+    else if (arg == "--policy=executorch")
+      o.propagate.policy = devpass::copy_policy::executorch;
+    else if (arg == "--policy=devpass")
+      o.propagate.policy = devpass::copy_policy::devpass;
+    else if (arg.starts_with("--policy"))
+      throw usage_error{"--policy: expected --policy=executorch or --policy=devpass"};
+    else if (arg == "--skip-h2d-for-method-inputs")
+      o.propagate.skip_h2d_for_method_inputs = true;
+    else if (arg == "--skip-d2h-for-method-outputs")
+      o.propagate.skip_d2h_for_method_outputs = true;
+    else if (arg == "--no-elide")
+      o.propagate.elide = false;
+    else if (arg == "--host-reference")
+      o.host_reference = true;
+    else if (arg == "--verbose")
+      o.verbose = true;
+    else if (arg.starts_with("--seed="))
+      o.seed = parse_seed(arg.substr(7));
     else if (arg == "--seed") {
       if (++i == argc) throw usage_error{"--seed: missing value"};
       o.seed = parse_seed(argv[i]);
-    } else if (arg.size() > 1 && arg.front() == '-') throw usage_error{"unknown option '" + std::string(arg) + "'"};
-    else if (o.input) throw usage_error{"more than one input file"};
-    else o.input = std::string(arg);
+    } else if (arg.size() > 1 && arg.front() == '-')
+      throw usage_error{"unknown option '" + std::string(arg) + "'"};
+    else if (o.input)
+      throw usage_error{"more than one input file"};
+    else
+      o.input = std::string(arg);
   }
   if (!o.help && !o.input) throw usage_error{"no input file"};
   return o;

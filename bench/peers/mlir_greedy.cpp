@@ -15,8 +15,8 @@
 //
 // Built only where MLIR 14 is installed (bench/CMakeLists.txt) and with its flags, so it
 // includes no devpass header: the graph comes from the file, made from bench/synthetic_graph.hpp.
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 #include "mlir/IR/Builders.h"
@@ -37,8 +37,13 @@ using devpass::bench::flat_graph;
 // The op names and the attribute name, made once: looking them up by string is not the job.
 struct vocabulary {
   explicit vocabulary(mlir::MLIRContext* ctx)
-      : input("dp.input", ctx), constant("dp.constant", ctx), delegate("dp.delegate", ctx), call("dp.call", ctx),
-        output("dp.output", ctx), h2d("dp.h2d_copy", ctx), d2h("dp.d2h_copy", ctx),
+      : input("dp.input", ctx),
+        constant("dp.constant", ctx),
+        delegate("dp.delegate", ctx),
+        call("dp.call", ctx),
+        output("dp.output", ctx),
+        h2d("dp.h2d_copy", ctx),
+        d2h("dp.d2h_copy", ctx),
         device(mlir::StringAttr::get(ctx, "device")) {}
   mlir::OperationName input, constant, delegate, call, output, h2d, d2h;
   mlir::StringAttr device;
@@ -91,7 +96,8 @@ void insert_copies(mlir::ModuleOp module, const vocabulary& names) {
     const mlir::Attribute device = op.getAttr(names.device);
     if (device.cast<mlir::IntegerAttr>().getInt() < 0) continue;  // a host delegate
     b.setInsertionPoint(&op);
-    for (mlir::OpOperand& operand : op.getOpOperands()) operand.set(copy(names.h2d, operand.get(), device)->getResult(0));
+    for (mlir::OpOperand& operand : op.getOpOperands())
+      operand.set(copy(names.h2d, operand.get(), device)->getResult(0));
     b.setInsertionPointAfter(&op);
     for (mlir::OpResult result : op.getResults()) {
       if (result.use_empty()) continue;
@@ -103,7 +109,8 @@ void insert_copies(mlir::ModuleOp module, const vocabulary& names) {
 
 // h2d_copy(d2h_copy(x)) with x on the h2d's device: its users read x.
 struct elide_round_trip : mlir::RewritePattern {
-  elide_round_trip(mlir::MLIRContext* ctx, const vocabulary& names) : RewritePattern("dp.h2d_copy", 1, ctx), names(names) {}
+  elide_round_trip(mlir::MLIRContext* ctx, const vocabulary& names)
+      : RewritePattern("dp.h2d_copy", 1, ctx), names(names) {}
   mlir::LogicalResult matchAndRewrite(mlir::Operation* h2d, mlir::PatternRewriter& rewriter) const override {
     mlir::Operation* d2h = h2d->getOperand(0).getDefiningOp();
     if (!d2h || d2h->getName() != names.d2h) return mlir::failure();
@@ -151,7 +158,8 @@ int main(int argc, char** argv) {
     mlir::RewritePatternSet patterns(&ctx);
     patterns.add<elide_round_trip>(&ctx, names);
     patterns.add<erase_dead_d2h>(&ctx);
-    converged = mlir::succeeded(mlir::applyPatternsAndFoldGreedily(module->getOperation(), mlir::FrozenRewritePatternSet(std::move(patterns))));
+    converged = mlir::succeeded(
+        mlir::applyPatternsAndFoldGreedily(module->getOperation(), mlir::FrozenRewritePatternSet(std::move(patterns))));
   });
 
   std::size_t h2d = 0, d2h = 0, others = 0;

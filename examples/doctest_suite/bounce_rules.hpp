@@ -34,11 +34,10 @@ inline constexpr auto copy_directly = apply(
     x, h);
 
 // match [guard] / action, one rule a line.
-inline constexpr auto table = make_table(
-    h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[on_device(x) && !same_device(h, x)] / (copy_directly, erase(h), erase_if_dead(d)),
-    h2d_copy.as(c)[unused(c)] / erase(c),
-    d2h_copy.as(c)[unused(c)] / erase(c),
-    d2d_copy.as(c)[unused(c)] / erase(c));
+inline constexpr auto table = make_table(h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[on_device(x) && !same_device(h, x)] /
+                                             (copy_directly, erase(h), erase_if_dead(d)),
+                                         h2d_copy.as(c)[unused(c)] / erase(c), d2h_copy.as(c)[unused(c)] / erase(c),
+                                         d2d_copy.as(c)[unused(c)] / erase(c));
 
 // The pattern of the first rule, for tests that look at what it matches.
 inline constexpr auto bounce = h2d_copy(d2h_copy(any.as(x)).as(d)).as(h);

@@ -1,6 +1,6 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include <devpass/testing.hpp>
 #include <devpass/passes/propagate_device.hpp>
+#include <devpass/testing.hpp>
 #include "bounce_rules.hpp"
 
 using namespace devpass;
@@ -16,8 +16,8 @@ TEST_CASE("bounce table: folds the bounce into one d2d") {
                 .build();
   propagate_device(g, {.policy = copy_policy::executorch});
   CHECK_MATCHES(bounces::bounce, g, "b@h2d.0");
-  CHECK_CONVERGES(bounces::table, g);   // and leaves g as the table made it
-  CHECK_COPIES(g, 1, 1, 1);             // h2d, d2h, d2d
+  CHECK_CONVERGES(bounces::table, g);  // and leaves g as the table made it
+  CHECK_COPIES(g, 1, 1, 1);            // h2d, d2h, d2d
   const graph expected = graph_builder{}
                              .input("x", {2, 2})
                              .h2d_copy("x@h2d[cuda:0]", "cuda:0", "x")

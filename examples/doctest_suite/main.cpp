@@ -47,7 +47,7 @@ TEST_CASE("policies: ExecuTorch's bounces a->b through the host, devpass copies 
     propagate_device(g, {.policy = policy});
     return g;
   };
-  CHECK_COPIES(propagated(copy_policy::executorch), 2, 2, 0);   // h2d, d2h, d2d
+  CHECK_COPIES(propagated(copy_policy::executorch), 2, 2, 0);  // h2d, d2h, d2d
   CHECK_COPIES(propagated(copy_policy::devpass), 1, 1, 1);
 }
 
@@ -107,4 +107,3 @@ TEST_CASE("bounce table: drops copies nobody reads, keeps the ones somebody does
                           .output({"k@d2h"})
                           .build());
 }
-

@@ -51,8 +51,8 @@ struct options {
   std::string out = "build/moe_decode_out";  // under build/, which git ignores: nothing generated in the tree
   bool allow_cuda = true;
   bool cache_allocations = true;  // --no-allocation-cache: measure time per token without the cache
-  bool profile = false;            // --profile: time per kernel of one decode step (an extra run)
-  bool graphs = false;             // --graphs: graph mode against node by node, device I/O planned (two extra runs)
+  bool profile = false;           // --profile: time per kernel of one decode step (an extra run)
+  bool graphs = false;            // --graphs: graph mode against node by node, device I/O planned (two extra runs)
 };
 
 bool parse_number(std::string_view text, auto& value) {
@@ -90,18 +90,30 @@ bool parse(int argc, char** argv, options& o) {
     }
     const std::string_view value = argv[++i];
     bool ok = true;
-    if (arg == "--prompt") ok = parse_number(value, o.prompt);
-    else if (arg == "--tokens") ok = parse_number(value, o.tokens);
-    else if (arg == "--layers") ok = parse_number(value, o.model.layers);
-    else if (arg == "--d-model") ok = parse_number(value, o.model.d_model);
-    else if (arg == "--heads") ok = parse_number(value, o.model.heads);
-    else if (arg == "--experts") ok = parse_number(value, o.model.experts);
-    else if (arg == "--top-k") ok = parse_number(value, o.model.top_k);
-    else if (arg == "--ffn") ok = parse_number(value, o.model.ffn);
-    else if (arg == "--vocab") ok = parse_number(value, o.model.vocab);
-    else if (arg == "--max-seq") ok = parse_number(value, o.model.max_seq);
-    else if (arg == "--seed") ok = parse_number(value, o.seed);
-    else if (arg == "--out") o.out = value;
+    if (arg == "--prompt")
+      ok = parse_number(value, o.prompt);
+    else if (arg == "--tokens")
+      ok = parse_number(value, o.tokens);
+    else if (arg == "--layers")
+      ok = parse_number(value, o.model.layers);
+    else if (arg == "--d-model")
+      ok = parse_number(value, o.model.d_model);
+    else if (arg == "--heads")
+      ok = parse_number(value, o.model.heads);
+    else if (arg == "--experts")
+      ok = parse_number(value, o.model.experts);
+    else if (arg == "--top-k")
+      ok = parse_number(value, o.model.top_k);
+    else if (arg == "--ffn")
+      ok = parse_number(value, o.model.ffn);
+    else if (arg == "--vocab")
+      ok = parse_number(value, o.model.vocab);
+    else if (arg == "--max-seq")
+      ok = parse_number(value, o.model.max_seq);
+    else if (arg == "--seed")
+      ok = parse_number(value, o.seed);
+    else if (arg == "--out")
+      o.out = value;
     else {
       std::cerr << "moe_decode: unknown option " << arg << "\n" << usage;
       return false;
@@ -120,7 +132,8 @@ bool parse(int argc, char** argv, options& o) {
                  "top-k <= experts, prompt and tokens > 0\n";
     return false;
   }
-  if (static_cast<std::int64_t>(o.prompt + o.tokens) > m.max_seq) o.model.max_seq = static_cast<std::int64_t>(o.prompt + o.tokens);
+  if (static_cast<std::int64_t>(o.prompt + o.tokens) > m.max_seq)
+    o.model.max_seq = static_cast<std::int64_t>(o.prompt + o.tokens);
   return true;
 }
 
@@ -134,8 +147,8 @@ std::string directions(const moe_decode::call_record& r) {
   const auto one = [](const char* name, const devpass::runtime::copy_stats::direction& d) {
     return std::string(name) + " " + std::to_string(d.count) + " (" + std::to_string(d.bytes) + " B)";
   };
-  return one("h2d", r.copies.h2d) + ", " + one("d2h", r.copies.d2h) + ", " + one("d2d", r.copies.d2d) +
-         ", KV cache " + std::to_string(r.kv_cache_bytes) + " B";
+  return one("h2d", r.copies.h2d) + ", " + one("d2h", r.copies.d2h) + ", " + one("d2d", r.copies.d2d) + ", KV cache " +
+         std::to_string(r.kv_cache_bytes) + " B";
 }
 
 double mean_ms(const std::vector<moe_decode::call_record>& calls) {
@@ -208,8 +221,8 @@ int main(int argc, char** argv) try {
   std::cout << ours.devices << "\n"
             << "device: " << (ours.emulated ? "emulated" : "cuda") << "\n"
             << "model: " << m.layers << " layers, d_model " << m.d_model << ", " << m.heads << " heads, " << m.experts
-            << " experts (top-" << m.top_k << "), ffn " << m.ffn << ", vocab " << m.vocab << "; prompt "
-            << list(prompt) << "\n"
+            << " experts (top-" << m.top_k << "), ffn " << m.ffn << ", vocab " << m.vocab << "; prompt " << list(prompt)
+            << "\n"
             << "tokens: " << list(ours.tokens) << "\n";
   for (std::size_t i = 0; i < ours.decode.size(); ++i) {
     std::cout << "decode step " << i + 1 << ": devpass " << directions(ours.decode[i]) << "\n"
@@ -222,7 +235,8 @@ int main(int argc, char** argv) try {
   moe_decode::run_options planned_io = moe_decode::devpass_options();
   planned_io.plan_device_io = true;
   std::cout << "capturability of decode: devpass " << capture_line(m, moe_decode::devpass_options()) << "\n"
-            << "                         executorch --no-elide " << capture_line(m, moe_decode::executorch_no_elide_options()) << "\n"
+            << "                         executorch --no-elide "
+            << capture_line(m, moe_decode::executorch_no_elide_options()) << "\n"
             << "                         devpass, device I/O planned " << capture_line(m, planned_io) << "\n";
   // Graph mode needs the caches planned (the verdict above): both runs plan them, so they move
   // the same bytes and only the way the device work is issued differs.
@@ -233,10 +247,11 @@ int main(int argc, char** argv) try {
     const moe_decode::generation by_node = with(planned_io);
     const moe_decode::generation graphs = with(replayed);
     graphs_equal = graphs.tokens == by_node.tokens;
-    std::printf("graphs (%s, device I/O planned): decode replays %zu segment%s per step; tokens %s the node-by-node "
-                "run; time per token %.3f ms replayed, %.3f ms node by node\n",
-                graphs.emulated ? "emulated" : "cuda", graphs.replayed_segments, graphs.replayed_segments == 1 ? "" : "s",
-                graphs_equal ? "equal" : "DIFFER from", mean_ms(graphs.decode), mean_ms(by_node.decode));
+    std::printf(
+        "graphs (%s, device I/O planned): decode replays %zu segment%s per step; tokens %s the node-by-node "
+        "run; time per token %.3f ms replayed, %.3f ms node by node\n",
+        graphs.emulated ? "emulated" : "cuda", graphs.replayed_segments, graphs.replayed_segments == 1 ? "" : "s",
+        graphs_equal ? "equal" : "DIFFER from", mean_ms(graphs.decode), mean_ms(by_node.decode));
   }
   if (o.profile) {
     moe_decode::run_options profiled = moe_decode::devpass_options();
@@ -253,8 +268,10 @@ int main(int argc, char** argv) try {
       ok = false;
     }
   };
-  check(ours.tokens == reference.tokens, "devpass tokens " + list(ours.tokens) + " != host reference " + list(reference.tokens));
-  check(theirs.tokens == reference.tokens, "executorch tokens " + list(theirs.tokens) + " != host reference " + list(reference.tokens));
+  check(ours.tokens == reference.tokens,
+        "devpass tokens " + list(ours.tokens) + " != host reference " + list(reference.tokens));
+  check(theirs.tokens == reference.tokens,
+        "executorch tokens " + list(theirs.tokens) + " != host reference " + list(reference.tokens));
   check(ours.opaque_nodes.empty() && theirs.opaque_nodes.empty(), "a node fell back to the opaque kernel");
   check(graphs_equal, "graph mode's tokens differ from the node-by-node run's");
   if (ok) std::cout << "host reference: equal\n";

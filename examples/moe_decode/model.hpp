@@ -57,18 +57,24 @@ class builder {
   explicit builder(std::string name) { g[boost::graph_bundle].name = std::move(name); }
 
   devpass::value_ref input(std::string id, devpass::tensor_spec spec) {
-    return {devpass::add_node(g, {.id = std::move(id), .op = devpass::op_kind::input, .outputs = {std::move(spec)}}), 0};
+    return {devpass::add_node(g, {.id = std::move(id), .op = devpass::op_kind::input, .outputs = {std::move(spec)}}),
+            0};
   }
   devpass::value_ref weight(std::string id, std::vector<std::int64_t> shape) {
-    return {devpass::add_node(g, {.id = std::move(id), .op = devpass::op_kind::constant, .device = model_device,
+    return {devpass::add_node(g, {.id = std::move(id),
+                                  .op = devpass::op_kind::constant,
+                                  .device = model_device,
                                   .outputs = {spec(devpass::dtype::float32, std::move(shape), model_device)}}),
             0};
   }
   devpass::vertex op(devpass::op_kind kind, std::string id, std::string kernel, std::vector<devpass::value_ref> inputs,
                      std::vector<devpass::tensor_spec> outputs, std::string attrs = "") {
     const devpass::device where = kind == devpass::op_kind::delegate ? model_device : devpass::cpu_device;
-    const devpass::vertex v = devpass::add_node(g, {.id = std::move(id), .op = kind, .device = where,
-                                                    .kernel = std::move(kernel), .outputs = std::move(outputs),
+    const devpass::vertex v = devpass::add_node(g, {.id = std::move(id),
+                                                    .op = kind,
+                                                    .device = where,
+                                                    .kernel = std::move(kernel),
+                                                    .outputs = std::move(outputs),
                                                     .attrs = std::move(attrs)});
     for (std::uint32_t i = 0; i < inputs.size(); ++i) devpass::connect(g, inputs[i], v, i);
     return v;
@@ -83,8 +89,12 @@ class builder {
   devpass::graph g;
 };
 
-inline devpass::tensor_spec f32(std::vector<std::int64_t> shape) { return spec(devpass::dtype::float32, std::move(shape)); }
-inline devpass::tensor_spec i64(std::vector<std::int64_t> shape) { return spec(devpass::dtype::int64, std::move(shape)); }
+inline devpass::tensor_spec f32(std::vector<std::int64_t> shape) {
+  return spec(devpass::dtype::float32, std::move(shape));
+}
+inline devpass::tensor_spec i64(std::vector<std::int64_t> shape) {
+  return spec(devpass::dtype::int64, std::move(shape));
+}
 
 }  // namespace detail
 
@@ -101,7 +111,8 @@ inline devpass::tensor_spec i64(std::vector<std::int64_t> shape) { return spec(d
   const value_ref ids = b.input("tokens", i64({t}));
   const value_ref start = b.input("start", i64({1}));
   std::vector<value_ref> caches;
-  for (std::int64_t l = 0; l < c.layers; ++l) caches.push_back(b.input("kv_cache_" + std::to_string(l), c.cache_spec()));
+  for (std::int64_t l = 0; l < c.layers; ++l)
+    caches.push_back(b.input("kv_cache_" + std::to_string(l), c.cache_spec()));
 
   const value_ref positions = b.delegate("positions", "arange", {start}, i64({t}));
   value_ref h = b.delegate("embed", "embedding", {b.weight("embed.table", {c.vocab, d}), ids}, f32({t, d}));
@@ -115,9 +126,9 @@ inline devpass::tensor_spec i64(std::vector<std::int64_t> shape) { return spec(d
     const value_ref v = b.delegate(p + "v", "matmul", {x, b.weight(p + "wv", {d, d})}, f32({t, d}));
     const value_ref qr = b.delegate(p + "q_rope", "rotary", {q, positions}, f32({t, d}), head_dim);
     const value_ref kr = b.delegate(p + "k_rope", "rotary", {k, positions}, f32({t, d}), head_dim);
-    const devpass::vertex attn = b.op(op_kind::delegate, p + "attention", "attention",
-                                      {qr, kr, v, caches[static_cast<std::size_t>(l)], positions},
-                                      {f32({t, d}), c.cache_spec()}, head_dim);
+    const devpass::vertex attn =
+        b.op(op_kind::delegate, p + "attention", "attention",
+             {qr, kr, v, caches[static_cast<std::size_t>(l)], positions}, {f32({t, d}), c.cache_spec()}, head_dim);
     new_caches.push_back({attn, 1});
     const value_ref o = b.delegate(p + "attn_out", "matmul", {{attn, 0}, b.weight(p + "wo", {d, d})}, f32({t, d}));
     h = b.delegate(p + "attn_residual", "add", {h, o}, f32({t, d}));
@@ -125,11 +136,14 @@ inline devpass::tensor_spec i64(std::vector<std::int64_t> shape) { return spec(d
     const value_ref y = b.delegate(p + "moe_norm", "rms_norm", {h, b.weight(p + "moe_norm.w", {d})}, f32({t, d}));
     const value_ref logits =
         b.delegate(p + "router", "matmul", {y, b.weight(p + "router.w", {d, c.experts})}, f32({t, c.experts}));
-    const devpass::vertex route = b.op(op_kind::delegate, p + "route", "top_k_routing", {logits},
-                                       {i64({t, c.top_k}), f32({t, c.top_k})},
-                                       R"({"k":)" + std::to_string(c.top_k) + "}");
+    const devpass::vertex route =
+        b.op(op_kind::delegate, p + "route", "top_k_routing", {logits}, {i64({t, c.top_k}), f32({t, c.top_k})},
+             R"({"k":)" + std::to_string(c.top_k) + "}");
     const value_ref e = b.delegate(p + "experts", "moe_experts",
-                                   {y, {route, 0}, {route, 1}, b.weight(p + "w_gate", {c.experts, d, c.ffn}),
+                                   {y,
+                                    {route, 0},
+                                    {route, 1},
+                                    b.weight(p + "w_gate", {c.experts, d, c.ffn}),
                                     b.weight(p + "w_up", {c.experts, d, c.ffn}),
                                     b.weight(p + "w_down", {c.experts, c.ffn, d})},
                                    f32({t, d}));

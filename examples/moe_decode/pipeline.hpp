@@ -10,11 +10,11 @@
 #pragma once
 
 #include <chrono>
-#include <cstring>
-#include <string_view>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "devpass/passes/propagate_device.hpp"
@@ -37,7 +37,7 @@ struct run_options {
   bool profile = false;                    // record each node's time (serialises every call)
   bool plan_device_io = false;             // plan device method inputs and outputs into arenas (the verdict's what-if)
   rt::graph_mode graphs = rt::graph_mode::off;  // else: each method records its device work once, then replays it
-  std::uint64_t seed = 42;                 // the weights: fill_deterministic(seed, constant id)
+  std::uint64_t seed = 42;                      // the weights: fill_deterministic(seed, constant id)
 };
 
 // The demo's usual configurations.
@@ -75,7 +75,8 @@ struct prepared_method {
 // Is `v` a KV cache: a kv_cache_* method input or the cache output of an attention delegate?
 [[nodiscard]] inline bool is_kv_cache(const devpass::graph& g, devpass::value_ref v) {
   const devpass::node& n = g[v.producer];
-  return (n.op == devpass::op_kind::input && n.id.starts_with("kv_cache_")) || (n.kernel == "attention" && v.output == 1);
+  return (n.op == devpass::op_kind::input && n.id.starts_with("kv_cache_")) ||
+         (n.kernel == "attention" && v.output == 1);
 }
 [[nodiscard]] inline std::uint64_t kv_copy_bytes(const devpass::graph& g) {
   std::uint64_t bytes = 0;
@@ -103,9 +104,9 @@ struct prepared_method {
 }
 
 struct call_record {
-  rt::copy_stats copies;            // executed copy nodes plus the caller's uploads
-  std::uint64_t kv_cache_bytes = 0; // of those, bytes that moved a KV cache
-  double seconds = 0;               // wall time of the call (uploads, execute, reading the token)
+  rt::copy_stats copies;               // executed copy nodes plus the caller's uploads
+  std::uint64_t kv_cache_bytes = 0;    // of those, bytes that moved a KV cache
+  double seconds = 0;                  // wall time of the call (uploads, execute, reading the token)
   std::vector<rt::node_time> profile;  // per node, when run_options::profile
   [[nodiscard]] std::uint64_t bytes() const { return copies.h2d.bytes + copies.d2h.bytes + copies.d2d.bytes; }
   [[nodiscard]] std::uint64_t count() const { return copies.h2d.count + copies.d2h.count + copies.d2d.count; }
@@ -114,11 +115,11 @@ struct call_record {
 struct generation {
   std::vector<std::int64_t> tokens;  // the generated tokens (not the prompt)
   call_record prefill;
-  std::vector<call_record> decode;   // one per decode call
+  std::vector<call_record> decode;  // one per decode call
   bool emulated = true;
-  std::string devices;               // "devices: cuda" or "devices: emulated (why)"
+  std::string devices;                    // "devices: cuda" or "devices: emulated (why)"
   std::vector<std::string> opaque_nodes;  // nodes no builtin kernel fitted (expected: none)
-  std::size_t replayed_segments = 0;       // graph mode: segments each decode call replays
+  std::size_t replayed_segments = 0;      // graph mode: segments each decode call replays
 };
 
 namespace detail {
@@ -147,10 +148,11 @@ std::vector<std::byte> bytes_of(const std::vector<T>& values) {
 // One call of `m`: binds tokens, start and the caches (moving cache tensors that live elsewhere
 // than the method expects, and counting that), executes, returns the greedy token.
 // `replay`: the method in graph mode (runtime/prepared_method.hpp), or null to execute() it.
-inline std::int64_t call(const prepared_method& m, rt::allocator_registry& allocators, const rt::kernel_registry& kernels,
-                         rt::constant_cache& weights, const std::vector<std::int64_t>& tokens, std::int64_t start,
-                         std::vector<rt::tensor>& caches, const run_options& o, call_record& record,
-                         std::vector<std::string>& opaque, rt::prepared_method* replay = nullptr) {
+inline std::int64_t call(const prepared_method& m, rt::allocator_registry& allocators,
+                         const rt::kernel_registry& kernels, rt::constant_cache& weights,
+                         const std::vector<std::int64_t>& tokens, std::int64_t start, std::vector<rt::tensor>& caches,
+                         const run_options& o, call_record& record, std::vector<std::string>& opaque,
+                         rt::prepared_method* replay = nullptr) {
   const auto begin = std::chrono::steady_clock::now();
   std::vector<rt::tensor> inputs;
   for (const devpass::vertex v : devpass::method_inputs(m.g)) {
@@ -159,7 +161,8 @@ inline std::int64_t call(const prepared_method& m, rt::allocator_registry& alloc
     if (n.id == "tokens") {
       inputs.push_back(place(allocators, n.outputs[0], where, bytes_of(tokens), n.id, record));
     } else if (n.id == "start") {
-      inputs.push_back(place(allocators, n.outputs[0], where, bytes_of(std::vector<std::int64_t>{start}), n.id, record));
+      inputs.push_back(
+          place(allocators, n.outputs[0], where, bytes_of(std::vector<std::int64_t>{start}), n.id, record));
     } else {
       rt::tensor& cache = caches.at(std::stoul(n.id.substr(std::string_view("kv_cache_").size())));
       if (cache.device() != where) {
@@ -182,10 +185,10 @@ inline std::int64_t call(const prepared_method& m, rt::allocator_registry& alloc
     }
   }
   std::vector<rt::node_time>* profile = o.profile ? &record.profile : nullptr;
-  rt::execution_result result =
-      replay != nullptr ? replay->run(inputs, {.profile = profile})
-                        : rt::execute(m.g, m.plan, allocators, kernels, inputs,
-                                      {.seed = o.seed, .constants = &weights, .profile = profile});
+  rt::execution_result result = replay != nullptr
+                                    ? replay->run(inputs, {.profile = profile})
+                                    : rt::execute(m.g, m.plan, allocators, kernels, inputs,
+                                                  {.seed = o.seed, .constants = &weights, .profile = profile});
   const std::vector<std::byte> next = rt::read_to_host(result.outputs.at(0));
   std::int64_t token = 0;
   std::memcpy(&token, next.data() + next.size() - sizeof token, sizeof token);
@@ -208,10 +211,12 @@ inline std::int64_t call(const prepared_method& m, rt::allocator_registry& alloc
 }  // namespace detail
 
 // A deterministic prompt of `length` token ids.
-[[nodiscard]] inline std::vector<std::int64_t> make_prompt(const model_config& c, std::size_t length, std::uint64_t seed) {
+[[nodiscard]] inline std::vector<std::int64_t> make_prompt(const model_config& c, std::size_t length,
+                                                           std::uint64_t seed) {
   std::vector<std::int64_t> prompt(length);
   for (std::size_t i = 0; i < length; ++i)
-    prompt[i] = static_cast<std::int64_t>(rt::mix64(seed * 0x9E3779B97F4A7C15ull + i) % static_cast<std::uint64_t>(c.vocab));
+    prompt[i] =
+        static_cast<std::int64_t>(rt::mix64(seed * 0x9E3779B97F4A7C15ull + i) % static_cast<std::uint64_t>(c.vocab));
   return prompt;
 }
 
@@ -226,8 +231,8 @@ inline std::int64_t call(const prepared_method& m, rt::allocator_registry& alloc
   const prepared_method decode = prepare(build_method(c, "decode", 1), o);
 
   const std::vector<devpass::device> devices = rt::devices_of(prefill.g);
-  rt::default_allocators allocators = rt::make_default_allocators(devices, o.allow_cuda && !o.host_reference,
-                                                                    o.cache_allocations);
+  rt::default_allocators allocators =
+      rt::make_default_allocators(devices, o.allow_cuda && !o.host_reference, o.cache_allocations);
   rt::kernel_registry kernels;
   devpass::runtime::register_builtin_kernels(kernels);
 
@@ -252,12 +257,14 @@ inline std::int64_t call(const prepared_method& m, rt::allocator_registry& alloc
     std::unique_ptr<rt::prepared_method> prefill_graphs, decode_graphs;
     if (o.graphs != rt::graph_mode::off) {
       const rt::prepare_options prepared{.seed = o.seed, .constants = &weights, .graphs = o.graphs};
-      prefill_graphs = std::make_unique<rt::prepared_method>(prefill.g, prefill.plan, allocators.registry, kernels, prepared);
-      decode_graphs = std::make_unique<rt::prepared_method>(decode.g, decode.plan, allocators.registry, kernels, prepared);
+      prefill_graphs =
+          std::make_unique<rt::prepared_method>(prefill.g, prefill.plan, allocators.registry, kernels, prepared);
+      decode_graphs =
+          std::make_unique<rt::prepared_method>(decode.g, decode.plan, allocators.registry, kernels, prepared);
       out.replayed_segments = decode_graphs->replayed_segments();
     }
-    std::int64_t token = detail::call(prefill, allocators.registry, kernels, weights, prompt, 0, caches, o,
-                                      out.prefill, out.opaque_nodes, prefill_graphs.get());
+    std::int64_t token = detail::call(prefill, allocators.registry, kernels, weights, prompt, 0, caches, o, out.prefill,
+                                      out.opaque_nodes, prefill_graphs.get());
     out.tokens.push_back(token);
     for (std::size_t step = 1; step < new_tokens; ++step) {
       call_record record;

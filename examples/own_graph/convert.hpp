@@ -31,8 +31,13 @@ namespace mycc {
   m.values.reserve(g.m_vertices.capacity() + boost::num_vertices(source) / 4);
   for (const auto v : boost::make_iterator_range(boost::vertices(source))) {
     const devpass::node& n = source[v];
-    op_node node{opcode_of(n.op), n.erased, encode(n.device), n.arity, static_cast<std::uint32_t>(m.values.size()),
-                 static_cast<std::uint16_t>(n.outputs.size()), static_cast<std::uint32_t>(m.names.size())};
+    op_node node{opcode_of(n.op),
+                 n.erased,
+                 encode(n.device),
+                 n.arity,
+                 static_cast<std::uint32_t>(m.values.size()),
+                 static_cast<std::uint16_t>(n.outputs.size()),
+                 static_cast<std::uint32_t>(m.names.size())};
     m.names.push_back(n.id);
     for (const devpass::tensor_spec& spec : n.outputs)
       m.values.push_back({spec.byte_size(), spec.type, spec.device ? encode(*spec.device) : device_code{0xFFFF},

@@ -21,10 +21,10 @@ using devpass::vertex;
 vertex add(mycc::ir_graph& g, mycc::opcode op, devpass::device at, std::uint16_t values, std::string name,
            std::uint64_t bytes = 4096) {
   mycc::module& m = g[boost::graph_bundle];
-  const vertex v = boost::add_vertex(
-      mycc::op_node{op, false, mycc::encode(at), 0, static_cast<std::uint32_t>(m.values.size()), values,
-                    static_cast<std::uint32_t>(m.names.size())},
-      g);
+  const vertex v =
+      boost::add_vertex(mycc::op_node{op, false, mycc::encode(at), 0, static_cast<std::uint32_t>(m.values.size()),
+                                      values, static_cast<std::uint32_t>(m.names.size())},
+                        g);
   m.names.push_back(std::move(name));
   for (std::uint16_t k = 0; k < values; ++k) m.values.push_back({.bytes = bytes});
   return v;
@@ -72,14 +72,15 @@ int main() {
   constexpr auto x = "x"_c;
   constexpr auto is_sampler = satisfies(
       [](const auto& ctx, value_ref node) { return devpass::display_name(ctx.g, node.producer) == "sample"; }, c);
-  constexpr auto sample_on_device = make_table(
-      call(delegate.as(x)).as(c)[is_sampler && on_device(x)] / apply(
-          [](auto& ctx, value_ref node, value_ref input) {
-            ctx.g[node.producer].op = opcode::kernel;
-            ctx.g[node.producer].device = mycc::encode(devpass::location_of(ctx.g, input));
-            ctx.touch(node.producer);
-          },
-          c, x));
+  constexpr auto sample_on_device = make_table(call(delegate.as(x)).as(c)[is_sampler && on_device(x)] /
+                                               apply(
+                                                   [](auto& ctx, value_ref node, value_ref input) {
+                                                     ctx.g[node.producer].op = opcode::kernel;
+                                                     ctx.g[node.producer].device =
+                                                         mycc::encode(devpass::location_of(ctx.g, input));
+                                                     ctx.touch(node.producer);
+                                                   },
+                                                   c, x));
   struct no_options {};
   devpass::rules::rewrite_context<no_options, mycc::ir_graph> ctx(g, {});
   const auto counters = devpass::rules::apply_rules(sample_on_device, ctx);

@@ -30,7 +30,7 @@ struct op_node {
   std::uint32_t arity = 0;
   std::uint32_t first_value = 0;  // its values are values[first_value, first_value + value_count)
   std::uint16_t value_count = 0;
-  std::uint32_t name = unnamed;   // index into names
+  std::uint32_t name = unnamed;                                // index into names
   static constexpr std::uint32_t unnamed = ~std::uint32_t{0};  // a copy a pass made
 };
 static_assert(sizeof(op_node) <= 32, "the point of the exercise: a vertex property of at most 32 bytes");
@@ -48,8 +48,8 @@ struct module {
   std::vector<std::string> names;
 };
 
-using ir_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, op_node, devpass::edge_info, module,
-                                       boost::vecS>;
+using ir_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, op_node, devpass::edge_info,
+                                       module, boost::vecS>;
 
 }  // namespace mycc
 
@@ -58,7 +58,9 @@ struct devpass::graph_model<mycc::ir_graph> {
   using G = mycc::ir_graph;
   static constexpr op_kind roles[] = {op_kind::input,    op_kind::constant, op_kind::delegate, op_kind::call,
                                       op_kind::h2d_copy, op_kind::d2h_copy, op_kind::d2d_copy, op_kind::output};
-  static mycc::value_info& info(G& g, value_ref x) { return g[boost::graph_bundle].values[g[x.producer].first_value + x.output]; }
+  static mycc::value_info& info(G& g, value_ref x) {
+    return g[boost::graph_bundle].values[g[x.producer].first_value + x.output];
+  }
   static const mycc::value_info& info(const G& g, value_ref x) {
     return g[boost::graph_bundle].values[g[x.producer].first_value + x.output];
   }
@@ -95,8 +97,10 @@ struct devpass::graph_model<mycc::ir_graph> {
     const auto op = r.kind == op_kind::h2d_copy   ? mycc::opcode::upload
                     : r.kind == op_kind::d2h_copy ? mycc::opcode::download
                                                   : mycc::opcode::peer_copy;
-    const vertex v = boost::add_vertex(
-        mycc::op_node{op, false, mycc::encode(r.side), 0, static_cast<std::uint32_t>(values.size()), 1, mycc::op_node::unnamed}, g);
+    const vertex v =
+        boost::add_vertex(mycc::op_node{op, false, mycc::encode(r.side), 0, static_cast<std::uint32_t>(values.size()),
+                                        1, mycc::op_node::unnamed},
+                          g);
     values.push_back(value);
     return v;
   }

@@ -23,5 +23,5 @@ using devpass::rules::rewire;
 using devpass::rules::rewrite_context;
 using devpass::rules::share_copy_into_use;
 using devpass::rules::operator/;
-using devpass::rules::operator,;
+using devpass::rules::operator, ;
 }  // namespace devpass::dsl

@@ -36,10 +36,10 @@ namespace doctest {
 
 // doctest prints an enum as its number whatever StringMaker says, so dtype and op_kind are not
 // here; their names appear in the node and spec texts.
-#define DEVPASS_TESTING_STRING_MAKER_(type, ...)                                                             \
-  template <>                                                                                                \
-  struct StringMaker<type> {                                                                                 \
-    static String convert(const type& value) { return (__VA_ARGS__).c_str(); }                               \
+#define DEVPASS_TESTING_STRING_MAKER_(type, ...)                               \
+  template <>                                                                  \
+  struct StringMaker<type> {                                                   \
+    static String convert(const type& value) { return (__VA_ARGS__).c_str(); } \
   }
 DEVPASS_TESTING_STRING_MAKER_(devpass::graph, devpass::testing::to_string(value));
 DEVPASS_TESTING_STRING_MAKER_(devpass::node, devpass::testing::to_string(value));
@@ -59,26 +59,26 @@ DEVPASS_TESTING_STRING_MAKER_(devpass::rules::rewrite_counters, devpass::testing
 // line. A failure is a doctest message (FAIL_CHECK / FAIL), so the text below the location is the
 // expect_* message as it is, not squeezed into doctest's `values: CHECK( ... )` line; a pass and
 // an exception go through doctest's own result builder, as CHECK's do.
-#define DEVPASS_TESTING_ASSERT_(kind, macro, expect, args, ...)                                              \
-  do {                                                                                                       \
-    doctest::detail::ResultBuilder devpass_result_(doctest::assertType::DT_##kind, __FILE__, __LINE__,       \
-                                                   "devpass::testing::" expect "(" args ") == nullopt");     \
-    std::optional<std::string> devpass_failure_;                                                             \
-    try {                                                                                                    \
-      devpass_failure_ = __VA_ARGS__;                                                                        \
-    } catch (...) {                                                                                          \
-      devpass_result_.translateException();                                                                  \
-    }                                                                                                        \
-    if (devpass_failure_) {                                                                                  \
-      const std::string devpass_text_ = macro "( " args " ) is NOT correct!\n" +                             \
-                                        ::devpass::testing::detail::indented(*devpass_failure_, 2);          \
-      DEVPASS_TESTING_FAIL_##kind##_(doctest::String(devpass_text_.c_str()));                                \
-    } else {                                                                                                 \
-      devpass_result_.m_failed = devpass_result_.m_threw;                                                    \
-      if (!devpass_result_.m_threw) devpass_result_.m_decomp = "nullopt == nullopt";                         \
-      if (devpass_result_.log()) DOCTEST_BREAK_INTO_DEBUGGER();                                              \
-      devpass_result_.react();                                                                               \
-    }                                                                                                        \
+#define DEVPASS_TESTING_ASSERT_(kind, macro, expect, args, ...)                                                \
+  do {                                                                                                         \
+    doctest::detail::ResultBuilder devpass_result_(doctest::assertType::DT_##kind, __FILE__, __LINE__,         \
+                                                   "devpass::testing::" expect "(" args ") == nullopt");       \
+    std::optional<std::string> devpass_failure_;                                                               \
+    try {                                                                                                      \
+      devpass_failure_ = __VA_ARGS__;                                                                          \
+    } catch (...) {                                                                                            \
+      devpass_result_.translateException();                                                                    \
+    }                                                                                                          \
+    if (devpass_failure_) {                                                                                    \
+      const std::string devpass_text_ =                                                                        \
+          macro "( " args " ) is NOT correct!\n" + ::devpass::testing::detail::indented(*devpass_failure_, 2); \
+      DEVPASS_TESTING_FAIL_##kind##_(doctest::String(devpass_text_.c_str()));                                  \
+    } else {                                                                                                   \
+      devpass_result_.m_failed = devpass_result_.m_threw;                                                      \
+      if (!devpass_result_.m_threw) devpass_result_.m_decomp = "nullopt == nullopt";                           \
+      if (devpass_result_.log()) DOCTEST_BREAK_INTO_DEBUGGER();                                                \
+      devpass_result_.react();                                                                                 \
+    }                                                                                                          \
   } while (false)
 #define DEVPASS_TESTING_FAIL_CHECK_(text) DOCTEST_ADD_FAIL_CHECK_AT(__FILE__, __LINE__, text)
 #define DEVPASS_TESTING_FAIL_REQUIRE_(text) DOCTEST_ADD_FAIL_AT(__FILE__, __LINE__, text)
@@ -86,37 +86,37 @@ DEVPASS_TESTING_STRING_MAKER_(devpass::rules::rewrite_counters, devpass::testing
 #define DEVPASS_TESTING_ASSERT_(kind, macro, expect, args, ...) ((void)0)
 #endif
 
-#define DEVPASS_CHECK_MATCHES(pattern, g, ...)                                                               \
-  DEVPASS_TESTING_ASSERT_(CHECK, "CHECK_MATCHES", "expect_matches", #pattern ", " #g ", " #__VA_ARGS__,      \
+#define DEVPASS_CHECK_MATCHES(pattern, g, ...)                                                          \
+  DEVPASS_TESTING_ASSERT_(CHECK, "CHECK_MATCHES", "expect_matches", #pattern ", " #g ", " #__VA_ARGS__, \
                           ::devpass::testing::expect_matches((pattern), (g), (__VA_ARGS__)))
-#define DEVPASS_REQUIRE_MATCHES(pattern, g, ...)                                                             \
-  DEVPASS_TESTING_ASSERT_(REQUIRE, "REQUIRE_MATCHES", "expect_matches", #pattern ", " #g ", " #__VA_ARGS__,  \
+#define DEVPASS_REQUIRE_MATCHES(pattern, g, ...)                                                            \
+  DEVPASS_TESTING_ASSERT_(REQUIRE, "REQUIRE_MATCHES", "expect_matches", #pattern ", " #g ", " #__VA_ARGS__, \
                           ::devpass::testing::expect_matches((pattern), (g), (__VA_ARGS__)))
-#define DEVPASS_CHECK_NOT_MATCHES(pattern, g, ...)                                                           \
+#define DEVPASS_CHECK_NOT_MATCHES(pattern, g, ...)                                                              \
   DEVPASS_TESTING_ASSERT_(CHECK, "CHECK_NOT_MATCHES", "expect_not_matches", #pattern ", " #g ", " #__VA_ARGS__, \
                           ::devpass::testing::expect_not_matches((pattern), (g), (__VA_ARGS__)))
-#define DEVPASS_REQUIRE_NOT_MATCHES(pattern, g, ...)                                                         \
+#define DEVPASS_REQUIRE_NOT_MATCHES(pattern, g, ...)                                                                \
   DEVPASS_TESTING_ASSERT_(REQUIRE, "REQUIRE_NOT_MATCHES", "expect_not_matches", #pattern ", " #g ", " #__VA_ARGS__, \
                           ::devpass::testing::expect_not_matches((pattern), (g), (__VA_ARGS__)))
-#define DEVPASS_CHECK_COPIES(g, h2d, d2h, d2d)                                                               \
-  DEVPASS_TESTING_ASSERT_(CHECK, "CHECK_COPIES", "expect_copies", #g ", " #h2d ", " #d2h ", " #d2d,          \
+#define DEVPASS_CHECK_COPIES(g, h2d, d2h, d2d)                                                      \
+  DEVPASS_TESTING_ASSERT_(CHECK, "CHECK_COPIES", "expect_copies", #g ", " #h2d ", " #d2h ", " #d2d, \
                           ::devpass::testing::expect_copies((g), (h2d), (d2h), (d2d)))
-#define DEVPASS_REQUIRE_COPIES(g, h2d, d2h, d2d)                                                             \
-  DEVPASS_TESTING_ASSERT_(REQUIRE, "REQUIRE_COPIES", "expect_copies", #g ", " #h2d ", " #d2h ", " #d2d,      \
+#define DEVPASS_REQUIRE_COPIES(g, h2d, d2h, d2d)                                                        \
+  DEVPASS_TESTING_ASSERT_(REQUIRE, "REQUIRE_COPIES", "expect_copies", #g ", " #h2d ", " #d2h ", " #d2d, \
                           ::devpass::testing::expect_copies((g), (h2d), (d2h), (d2d)))
-#define DEVPASS_CHECK_SAME_GRAPH(a, b)                                                                       \
-  DEVPASS_TESTING_ASSERT_(CHECK, "CHECK_SAME_GRAPH", "expect_same_graph", #a ", " #b,                        \
+#define DEVPASS_CHECK_SAME_GRAPH(a, b)                                                \
+  DEVPASS_TESTING_ASSERT_(CHECK, "CHECK_SAME_GRAPH", "expect_same_graph", #a ", " #b, \
                           ::devpass::testing::expect_same_graph((a), (b), #a, #b))
-#define DEVPASS_REQUIRE_SAME_GRAPH(a, b)                                                                     \
-  DEVPASS_TESTING_ASSERT_(REQUIRE, "REQUIRE_SAME_GRAPH", "expect_same_graph", #a ", " #b,                    \
+#define DEVPASS_REQUIRE_SAME_GRAPH(a, b)                                                  \
+  DEVPASS_TESTING_ASSERT_(REQUIRE, "REQUIRE_SAME_GRAPH", "expect_same_graph", #a ", " #b, \
                           ::devpass::testing::expect_same_graph((a), (b), #a, #b))
 // CHECK_CONVERGES(table, g) or CHECK_CONVERGES(table, g, options): the options the table's guards
 // read (ctx.options); testing::no_options when none.
-#define DEVPASS_CHECK_CONVERGES(table, ...)                                                                  \
-  DEVPASS_TESTING_ASSERT_(CHECK, "CHECK_CONVERGES", "expect_converges", #table ", " #__VA_ARGS__,            \
+#define DEVPASS_CHECK_CONVERGES(table, ...)                                                       \
+  DEVPASS_TESTING_ASSERT_(CHECK, "CHECK_CONVERGES", "expect_converges", #table ", " #__VA_ARGS__, \
                           ::devpass::testing::expect_converges((table), __VA_ARGS__))
-#define DEVPASS_REQUIRE_CONVERGES(table, ...)                                                                \
-  DEVPASS_TESTING_ASSERT_(REQUIRE, "REQUIRE_CONVERGES", "expect_converges", #table ", " #__VA_ARGS__,        \
+#define DEVPASS_REQUIRE_CONVERGES(table, ...)                                                         \
+  DEVPASS_TESTING_ASSERT_(REQUIRE, "REQUIRE_CONVERGES", "expect_converges", #table ", " #__VA_ARGS__, \
                           ::devpass::testing::expect_converges((table), __VA_ARGS__))
 
 #ifndef DEVPASS_TESTING_NO_SHORT_MACROS

@@ -51,14 +51,20 @@ copy_policy policy_named(const std::string& name) {
   throw nb::value_error(("policy: '" + name + "' is not a policy (devpass, executorch)").c_str());
 }
 
-nb::dict propagate(input_array<std::uint8_t> roles, input_array<std::int32_t> devices, input_array<std::uint32_t> output_counts,
-                   input_array<std::uint32_t> operand_offsets, input_array<std::uint32_t> operand_nodes,
-                   input_array<std::uint32_t> operand_outputs, input_array<std::int32_t> value_marks,
-                   const std::vector<std::string>& names, const std::string& policy, bool enable_non_cpu_memory_planning,
-                   bool skip_h2d_for_method_inputs, bool skip_d2h_for_method_outputs, bool elide) {
-  const interop::graph_arrays arrays{span_of(roles),         span_of(devices),         span_of(output_counts),
-                                     span_of(operand_offsets), span_of(operand_nodes), span_of(operand_outputs),
-                                     names,                    span_of(value_marks)};
+nb::dict propagate(input_array<std::uint8_t> roles, input_array<std::int32_t> devices,
+                   input_array<std::uint32_t> output_counts, input_array<std::uint32_t> operand_offsets,
+                   input_array<std::uint32_t> operand_nodes, input_array<std::uint32_t> operand_outputs,
+                   input_array<std::int32_t> value_marks, const std::vector<std::string>& names,
+                   const std::string& policy, bool enable_non_cpu_memory_planning, bool skip_h2d_for_method_inputs,
+                   bool skip_d2h_for_method_outputs, bool elide) {
+  const interop::graph_arrays arrays{span_of(roles),
+                                     span_of(devices),
+                                     span_of(output_counts),
+                                     span_of(operand_offsets),
+                                     span_of(operand_nodes),
+                                     span_of(operand_outputs),
+                                     names,
+                                     span_of(value_marks)};
   const propagate_options options{.policy = policy_named(policy),
                                   .enable_non_cpu_memory_planning = enable_non_cpu_memory_planning,
                                   .skip_h2d_for_method_inputs = skip_h2d_for_method_inputs,
@@ -87,8 +93,9 @@ nb::dict propagate(input_array<std::uint8_t> roles, input_array<std::int32_t> de
   return out;
 }
 
-nb::dict place_intervals(input_array<std::uint32_t> first, input_array<std::uint32_t> last, input_array<std::uint64_t> size,
-                         input_array<std::uint32_t> arena, std::uint32_t arena_count, std::uint32_t alignment) {
+nb::dict place_intervals(input_array<std::uint32_t> first, input_array<std::uint32_t> last,
+                         input_array<std::uint64_t> size, input_array<std::uint32_t> arena, std::uint32_t arena_count,
+                         std::uint32_t alignment) {
   const interop::interval_arrays values{span_of(first), span_of(last), span_of(size), span_of(arena), arena_count};
   interop::placement_arrays r;
   {
@@ -105,22 +112,26 @@ nb::dict place_intervals(input_array<std::uint32_t> first, input_array<std::uint
 }  // namespace
 
 NB_MODULE(_devpass, m) {
-  m.doc() = "devpass's device propagation and memory placement over arrays (include/devpass/interop/array_graph.hpp, array_plan.hpp)";
+  m.doc() =
+      "devpass's device propagation and memory placement over arrays (include/devpass/interop/array_graph.hpp, "
+      "array_plan.hpp)";
   // Errors that name a node and field; config errors are option combinations that cannot work.
   nb::exception<graph_error>(m, "GraphError", PyExc_ValueError);
   nb::exception<config_error>(m, "ConfigError", PyExc_ValueError);
   nb::list roles;
-  for (int k = 0; k <= static_cast<int>(op_kind::output); ++k) roles.append(std::string(to_string(static_cast<op_kind>(k))));
+  for (int k = 0; k <= static_cast<int>(op_kind::output); ++k)
+    roles.append(std::string(to_string(static_cast<op_kind>(k))));
   m.attr("ROLES") = roles;  // role code k is ROLES[k]
   m.attr("HOST") = interop::host_code;
   m.attr("UNMARKED") = interop::unmarked;
-  m.def("propagate", &propagate, nb::arg("roles"), nb::arg("devices"), nb::arg("output_counts"), nb::arg("operand_offsets"),
-        nb::arg("operand_nodes"), nb::arg("operand_outputs"), nb::arg("value_marks"), nb::arg("names"), nb::arg("policy"),
-        nb::arg("enable_non_cpu_memory_planning"), nb::arg("skip_h2d_for_method_inputs"), nb::arg("skip_d2h_for_method_outputs"),
-        nb::arg("elide") = true,
+  m.def("propagate", &propagate, nb::arg("roles"), nb::arg("devices"), nb::arg("output_counts"),
+        nb::arg("operand_offsets"), nb::arg("operand_nodes"), nb::arg("operand_outputs"), nb::arg("value_marks"),
+        nb::arg("names"), nb::arg("policy"), nb::arg("enable_non_cpu_memory_planning"),
+        nb::arg("skip_h2d_for_method_inputs"), nb::arg("skip_d2h_for_method_outputs"), nb::arg("elide") = true,
         "Propagates devices over a method given as arrays; returns the copies to make and the operands to rewire.");
-  m.def("place_intervals", &place_intervals, nb::arg("first"), nb::arg("last"), nb::arg("size"), nb::arg("arena"),
-        nb::arg("arena_count"), nb::arg("alignment"),
-        "Places values given by closed lifetimes [first, last] and sizes into arenas (memory_planner.hpp's placement); "
-        "returns offsets per value, and arena_sizes and lower_bounds per arena. Raises ValueError on malformed arrays.");
+  m.def(
+      "place_intervals", &place_intervals, nb::arg("first"), nb::arg("last"), nb::arg("size"), nb::arg("arena"),
+      nb::arg("arena_count"), nb::arg("alignment"),
+      "Places values given by closed lifetimes [first, last] and sizes into arenas (memory_planner.hpp's placement); "
+      "returns offsets per value, and arena_sizes and lower_bounds per arena. Raises ValueError on malformed arrays.");
 }

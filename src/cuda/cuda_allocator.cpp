@@ -64,7 +64,8 @@ class pinned_host_allocator final : public host_memory_allocator {
   void* do_allocate(std::uint64_t bytes, std::uint32_t alignment, std::string_view node) override {
     if (alignment > 4096) fail("cudaHostAlloc", node, "alignment " + std::to_string(alignment) + " above a page");
     void* p = nullptr;
-    check(cudaHostAlloc(&p, std::max<std::uint64_t>(bytes, 1), cudaHostAllocPortable), "cudaHostAlloc", node, cpu_device);
+    check(cudaHostAlloc(&p, std::max<std::uint64_t>(bytes, 1), cudaHostAllocPortable), "cudaHostAlloc", node,
+          cpu_device);
     return p;
   }
   void do_deallocate(void* p) noexcept override { (void)cudaFreeHost(p); }
@@ -89,7 +90,8 @@ class cuda_allocator final : public device_allocator {
     int count = 0;
     check(cudaGetDeviceCount(&count), "cudaGetDeviceCount", "", where);
     if (where.index >= count)
-      throw device_error("make_cuda_allocator", "", where, "the process sees " + std::to_string(count) + " CUDA devices");
+      throw device_error("make_cuda_allocator", "", where,
+                         "the process sees " + std::to_string(count) + " CUDA devices");
     device_scope scope(where, "");
     try {
       check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", "", where);
@@ -233,8 +235,10 @@ class cuda_allocator final : public device_allocator {
     check(cudaDeviceCanAccessPeer(&can, device_.index, other.index), "cudaDeviceCanAccessPeer", node, device_);
     if (can != 0) {
       const cudaError_t status = cudaDeviceEnablePeerAccess(other.index, 0);
-      if (status == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
-      else check(status, "cudaDeviceEnablePeerAccess", node, device_);
+      if (status == cudaErrorPeerAccessAlreadyEnabled)
+        (void)cudaGetLastError();
+      else
+        check(status, "cudaDeviceEnablePeerAccess", node, device_);
     }
     peer_access_.emplace(other.index, can != 0);
     return can != 0;

@@ -15,8 +15,8 @@ namespace {
 void check(cudaError_t status, std::string_view op, device where) {
   if (status == cudaSuccess) return;
   (void)cudaGetLastError();
-  throw runtime::device_error(std::string(op), "", where, std::string(cudaGetErrorName(status)) + ": " +
-                                                              cudaGetErrorString(status));
+  throw runtime::device_error(std::string(op), "", where,
+                              std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status));
 }
 
 class instantiated_graph final : public captured_graph {

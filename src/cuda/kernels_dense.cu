@@ -85,8 +85,8 @@ __global__ void argmax(const float* x, std::int64_t* out, std::size_t rows, std:
   out[r] = static_cast<std::int64_t>(best);
 }
 
-__global__ void embedding(const float* table, const std::int64_t* ids, float* out, std::size_t tokens,
-                          std::size_t rows, std::size_t d) {
+__global__ void embedding(const float* table, const std::int64_t* ids, float* out, std::size_t tokens, std::size_t rows,
+                          std::size_t d) {
   const std::size_t total = tokens * d;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {

@@ -37,8 +37,8 @@ __global__ void write_cache(const float* k, const float* v, const std::int64_t* 
 }
 
 // One block per (token, head); dynamic shared memory: `rows` scores then `threads` scratch.
-__global__ void attend(const float* q, const std::int64_t* positions, const float* cache, float* out,
-                       std::size_t n, std::size_t rows, std::size_t head_dim) {
+__global__ void attend(const float* q, const std::int64_t* positions, const float* cache, float* out, std::size_t n,
+                       std::size_t rows, std::size_t head_dim) {
   extern __shared__ float shared[];
   float* scores = shared;
   float* scratch = shared + rows;
@@ -105,8 +105,8 @@ __global__ void top_k_routing(const float* logits, std::int64_t* ids, float* wei
 // dot_tile outputs (f, then c) times dot_lanes lanes; every dot product sums in
 // portable::lane_order_dots' order, as the host kernel does. Ids outside [0, experts) are skipped
 // (the whole block takes the same branch, so the lane_tree barriers stay uniform).
-__global__ void expert_hidden(const float* x, const std::int64_t* ids, const float* w_gate, const float* w_up,
-                              float* g, std::size_t d, std::size_t k, std::size_t experts, std::size_t hidden) {
+__global__ void expert_hidden(const float* x, const std::int64_t* ids, const float* w_gate, const float* w_up, float* g,
+                              std::size_t d, std::size_t k, std::size_t experts, std::size_t hidden) {
   __shared__ float partial[dot_lanes][dot_tile];
   const std::size_t row = blockIdx.x;  // i * k + j
   const std::size_t f = blockIdx.y * static_cast<std::size_t>(dot_tile) + threadIdx.x;
@@ -161,9 +161,9 @@ status rotary_f32(const float* x, const std::int64_t* positions, float* out, std
   return launched();
 }
 
-status attention_f32(const float* q, const float* k, const float* v, const float* cache,
-                     const std::int64_t* positions, float* out, float* cache_out, std::size_t tokens,
-                     std::size_t width, std::size_t cache_rows, std::size_t head_dim, void* stream) {
+status attention_f32(const float* q, const float* k, const float* v, const float* cache, const std::int64_t* positions,
+                     float* out, float* cache_out, std::size_t tokens, std::size_t width, std::size_t cache_rows,
+                     std::size_t head_dim, void* stream) {
   const cudaStream_t s = as_stream(stream);
   if (cache_out != cache) {
     const cudaError_t e =
@@ -179,8 +179,8 @@ status attention_f32(const float* q, const float* k, const float* v, const float
   return launched();
 }
 
-status top_k_routing_f32(const float* logits, std::int64_t* ids, float* weights, std::size_t rows,
-                         std::size_t experts, std::size_t k, void* stream) {
+status top_k_routing_f32(const float* logits, std::int64_t* ids, float* weights, std::size_t rows, std::size_t experts,
+                         std::size_t k, void* stream) {
   if (rows == 0) return nullptr;
   top_k_routing<<<blocks_for(rows), threads, 0, as_stream(stream)>>>(logits, ids, weights, rows, experts, k);
   return launched();

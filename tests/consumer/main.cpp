@@ -5,8 +5,8 @@
 
 int main() {
   devpass::graph g;
-  const auto x = devpass::add_node(g, {.id = "x", .op = devpass::op_kind::input,
-                                       .outputs = {{devpass::dtype::float32, {2, 2}}}});
+  const auto x =
+      devpass::add_node(g, {.id = "x", .op = devpass::op_kind::input, .outputs = {{devpass::dtype::float32, {2, 2}}}});
   const auto out = devpass::add_node(g, {.id = "out", .op = devpass::op_kind::output});
   devpass::connect(g, {x, 0}, out, 0);
   const devpass::graph read = devpass::read_graph_string(

@@ -1,8 +1,8 @@
 // A user rule table and the passes over devpass::core alone: no reader, no runtime; and the same
 // passes over a compiler's own graph type, adapted as a model of the graph concept.
-#include <devpass/rules.hpp>
 #include <devpass/passes/propagate_device.hpp>
 #include <devpass/planning/memory_planner.hpp>
+#include <devpass/rules.hpp>
 
 #include <iostream>
 #include <optional>
@@ -29,8 +29,8 @@ struct ir_op {
   std::optional<device> mark;
   std::int32_t mem_id = -1;
 };
-using ir_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, ir_op, edge_info, boost::no_property,
-                                       boost::vecS>;
+using ir_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, ir_op, edge_info,
+                                       boost::no_property, boost::vecS>;
 
 template <>
 struct devpass::graph_model<ir_graph> {
@@ -47,7 +47,9 @@ struct devpass::graph_model<ir_graph> {
   static dtype value_dtype(const G&, value_ref) { return dtype::float32; }
   static std::uint64_t value_bytes(const G&, value_ref) { return 16; }
   static std::string name(const G&, vertex v) { return "op" + std::to_string(v); }
-  static void set_buffer(G& g, value_ref x, std::optional<buffer_slot> at) { g[x.producer].mem_id = at ? at->mem_id : -1; }
+  static void set_buffer(G& g, value_ref x, std::optional<buffer_slot> at) {
+    g[x.producer].mem_id = at ? at->mem_id : -1;
+  }
   static vertex add_copy(G& g, const copy_request& r) {
     return boost::add_vertex(ir_op{r.kind, r.side, 0, false, r.kind == op_kind::d2h_copy ? cpu_device : r.side}, g);
   }
@@ -71,7 +73,8 @@ int main() {
   graph g;
   const tensor_spec spec{dtype::float32, {4}};
   const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {spec}});
-  const vertex a = add_node(g, {.id = "a", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "relu", .outputs = {spec}});
+  const vertex a =
+      add_node(g, {.id = "a", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "relu", .outputs = {spec}});
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
   connect(g, {x, 0}, a, 0);
   connect(g, {a, 0}, out, 0);

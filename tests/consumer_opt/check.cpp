@@ -36,16 +36,20 @@ bool has(const result& r, const std::string& text) { return r.output.find(text) 
 int main() {
   const std::string graph = GRAPH;
   const result help = run("--help");
-  expect(help.status == 0 && has(help, "USAGE: team-opt") &&
-             has(help, "--fold-bounces                 one d2d_copy for each h2d_copy(d2h_copy(x)) between two devices"),
-         "--help lists the team's phase with its description", help);
-  for (const char* option : {"--propagate-device", "--policy=<executorch|devpass>", "--skip-h2d-for-method-inputs",
-                             "--no-elide", "--plan-memory", "--stats", "--debug-rules", "--verify-each", "--print-policy"})
+  expect(
+      help.status == 0 && has(help, "USAGE: team-opt") &&
+          has(help, "--fold-bounces                 one d2d_copy for each h2d_copy(d2h_copy(x)) between two devices"),
+      "--help lists the team's phase with its description", help);
+  for (const char* option :
+       {"--propagate-device", "--policy=<executorch|devpass>", "--skip-h2d-for-method-inputs", "--no-elide",
+        "--plan-memory", "--stats", "--debug-rules", "--verify-each", "--print-policy"})
     expect(has(help, option), std::string("--help lists devpass-opt's ") + option, help);
 
   const result policy = run("--print-policy");
-  expect(policy.status == 0 && has(policy, "\"compiled\": {\"share_copies\": false, \"elide_round_trips\": true, "
-                                           "\"runtime_selected\": false, \"fuse_executorch_copies\": true}") &&
+  expect(policy.status == 0 &&
+             has(policy,
+                 "\"compiled\": {\"share_copies\": false, \"elide_round_trips\": true, "
+                 "\"runtime_selected\": false, \"fuse_executorch_copies\": true}") &&
              has(policy, "\"policy\": \"executorch\""),
          "--print-policy shows the team's policy and the copy policy it defaults to", policy);
 

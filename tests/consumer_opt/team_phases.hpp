@@ -13,19 +13,20 @@ inline constexpr auto x = "x"_c;
 inline constexpr auto d = "d"_c;
 inline constexpr auto h = "h"_c;
 
-inline constexpr auto fold_table = make_table(
-    h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[on_device(x) && !same_device(h, x)] /
-    (apply(
-         [](auto& ctx, devpass::value_ref from, devpass::value_ref bounce) {
-           const devpass::vertex copy = ctx.add_copy({.kind = devpass::op_kind::d2d_copy,
-                                                      .side = devpass::node_device(ctx.g, bounce.producer),
-                                                      .source = from,
-                                                      .naming = devpass::copy_naming::after_value_and_device});
-           ctx.touch_uses(bounce);
-           devpass::replace_uses(ctx.g, bounce, {copy, 0});
-         },
-         x, h),
-     erase(h), erase_if_dead(d)));
+inline constexpr auto fold_table =
+    make_table(h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[on_device(x) && !same_device(h, x)] /
+               (apply(
+                    [](auto& ctx, devpass::value_ref from, devpass::value_ref bounce) {
+                      const devpass::vertex copy =
+                          ctx.add_copy({.kind = devpass::op_kind::d2d_copy,
+                                        .side = devpass::node_device(ctx.g, bounce.producer),
+                                        .source = from,
+                                        .naming = devpass::copy_naming::after_value_and_device});
+                      ctx.touch_uses(bounce);
+                      devpass::replace_uses(ctx.g, bounce, {copy, 0});
+                    },
+                    x, h),
+                erase(h), erase_if_dead(d)));
 
 struct fold_bounces {
   static constexpr std::string_view name = "fold-bounces";

@@ -47,7 +47,8 @@ struct owned_stream {
 };
 }  // namespace
 
-TEST_CASE("cuda graph replay: every single-GPU shared graph replays the bytes of a normal run, own and caller's stream") {
+TEST_CASE(
+    "cuda graph replay: every single-GPU shared graph replays the bytes of a normal run, own and caller's stream") {
   if (no_gpu()) return;
   kernel_registry kernels;
   register_builtin_kernels(kernels);
@@ -70,7 +71,8 @@ TEST_CASE("cuda graph replay: every single-GPU shared graph replays the bytes of
       REQUIRE_FALSE(allocators.emulated);
       for (const bool caller_stream : {false, true}) {
         CAPTURE(caller_stream);
-        prepared_method method(g, plan, allocators.registry, kernels, {.seed = 3, .graphs = graph_mode::when_capturable});
+        prepared_method method(g, plan, allocators.registry, kernels,
+                               {.seed = 3, .graphs = graph_mode::when_capturable});
         for (const std::string& why : method.not_replayed()) MESSAGE(name << ": " << why);
         captured += method.replayed_segments() != 0;
         owned_stream stream;
@@ -78,8 +80,9 @@ TEST_CASE("cuda graph replay: every single-GPU shared graph replays the bytes of
         for (const std::uint64_t seed : {1, 2, 3}) {
           const auto inputs = make_method_inputs(g, allocators.registry, seed);
           const execution_result normal = execute(g, plan, allocators.registry, kernels, inputs, {.seed = 3});
-          const execution_result replay =
-              method.run(inputs, {.streams = caller_stream ? std::span<const device_stream>(streams) : std::span<const device_stream>{}});
+          const execution_result replay = method.run(
+              inputs,
+              {.streams = caller_stream ? std::span<const device_stream>(streams) : std::span<const device_stream>{}});
           // The run did not wait for cuda:0 when given its stream: the caller does, before reading.
           if (caller_stream) REQUIRE(cudaStreamSynchronize(stream.stream) == cudaSuccess);
           CHECK(bytes_of(replay) == bytes_of(normal));

@@ -25,7 +25,7 @@ struct kernel_case {
   std::vector<tensor_spec> inputs;
   std::vector<tensor_spec> outputs;
   std::vector<std::vector<std::int64_t>> int_inputs;  // by slot, for int64 inputs (ids, positions)
-  float input_scale = 1;                               // float inputs are in [-scale, scale)
+  float input_scale = 1;                              // float inputs are in [-scale, scale)
 };
 
 tensor_spec f32(std::vector<std::int64_t> shape) { return {dtype::float32, std::move(shape)}; }
@@ -41,8 +41,13 @@ std::vector<std::int64_t> in_range(std::size_t n, std::int64_t below, std::int64
 void run_both(const kernel_case& k) {
   kernel_registry kernels;
   register_builtin_kernels(kernels);
-  node n{.id = "k_" + k.kernel, .op = op_kind::delegate, .device = cuda_device(0),
-         .arity = static_cast<std::uint32_t>(k.inputs.size()), .kernel = k.kernel, .outputs = k.outputs, .attrs = k.attrs};
+  node n{.id = "k_" + k.kernel,
+         .op = op_kind::delegate,
+         .device = cuda_device(0),
+         .arity = static_cast<std::uint32_t>(k.inputs.size()),
+         .kernel = k.kernel,
+         .outputs = k.outputs,
+         .attrs = k.attrs};
   std::vector<const tensor_spec*> in_specs;
   for (const tensor_spec& s : k.inputs) in_specs.push_back(&s);
   const kernel_entry* entry = kernels.find(n, in_specs);
@@ -127,22 +132,30 @@ TEST_CASE("cuda kernels: transcendental and reducing kernels equal the host bit 
   run_both({"gelu", "", {f32({5000})}, {f32({5000})}, {}, 12});
   run_both({"rms_norm", R"({"eps":1e-06})", {f32({7, 1000}), f32({1000})}, {f32({7, 1000})}});
   run_both({"softmax", "", {f32({5, 777})}, {f32({5, 777})}, {}, 30});
-  run_both({"rotary", R"({"head_dim":16,"theta":10000.0})", {f32({6, 64}), i64({6})}, {f32({6, 64})},
+  run_both({"rotary",
+            R"({"head_dim":16,"theta":10000.0})",
+            {f32({6, 64}), i64({6})},
+            {f32({6, 64})},
             {{}, {0, 1, 2, 9, 100, 65535}}});
-  run_both({"attention", R"({"head_dim":8})",
+  run_both({"attention",
+            R"({"head_dim":8})",
             {f32({3, 32}), f32({3, 32}), f32({3, 32}), f32({2, 16, 32}), i64({3})},
             {f32({3, 32}), f32({2, 16, 32})},
             {{}, {}, {}, {}, {4, 5, 6}}});
-  run_both({"attention", R"({"head_dim":8})",  // more cache rows than reduction lanes
+  run_both({"attention",
+            R"({"head_dim":8})",  // more cache rows than reduction lanes
             {f32({2, 32}), f32({2, 32}), f32({2, 32}), f32({2, 512, 32}), i64({2})},
             {f32({2, 32}), f32({2, 512, 32})},
-            {{}, {}, {}, {}, {300, 511}}, 4});
+            {{}, {}, {}, {}, {300, 511}},
+            4});
   run_both({"top_k_routing", R"({"k":2})", {f32({10, 8})}, {i64({10, 2}), f32({10, 2})}});
-  run_both({"moe_experts", "",
+  run_both({"moe_experts",
+            "",
             {f32({4, 32}), i64({4, 2}), f32({4, 2}), f32({8, 32, 48}), f32({8, 32, 48}), f32({8, 48, 32})},
             {f32({4, 32})},
             {{}, in_range(8, 8, 3)}});
-  run_both({"moe_experts", "",  // one decode token, dimensions off the 32-wide tiles
+  run_both({"moe_experts",
+            "",  // one decode token, dimensions off the 32-wide tiles
             {f32({1, 70}), i64({1, 2}), f32({1, 2}), f32({4, 70, 50}), f32({4, 70, 50}), f32({4, 50, 70})},
             {f32({1, 70})},
             {{}, {3, 1}}});

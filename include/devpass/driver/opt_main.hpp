@@ -97,10 +97,12 @@ template <class... Extra>
 void check_extra_phases(const options& o) {
   std::size_t i = 0;
   const auto check = [&]<class Phase>(std::type_identity<Phase>) {
-    constexpr bool needs_copies = devpass::pattern::contains_v<devpass::capabilities::copies_explicit, devpass::pipeline::expects_of<Phase>> ||
-                                  devpass::pattern::contains_v<devpass::capabilities::round_trips_elided, devpass::pipeline::expects_of<Phase>>;
+    constexpr bool needs_copies =
+        devpass::pattern::contains_v<devpass::capabilities::copies_explicit, devpass::pipeline::expects_of<Phase>> ||
+        devpass::pattern::contains_v<devpass::capabilities::round_trips_elided, devpass::pipeline::expects_of<Phase>>;
     if (needs_copies && o.extra_phases[i] && !o.propagate)
-      throw devpass::config_error("--" + std::string(Phase::name) + " needs --propagate-device (it requires explicit copies)");
+      throw devpass::config_error("--" + std::string(Phase::name) +
+                                  " needs --propagate-device (it requires explicit copies)");
     ++i;
   };
   (check(std::type_identity<Extra>{}), ...);
@@ -110,8 +112,10 @@ void check_extra_phases(const options& o) {
 template <class Policy>
 constexpr std::optional<devpass::copy_policy> compiled_copy_policy() {
   constexpr devpass::propagate_knobs knobs = devpass::knobs_of<Policy>();
-  if constexpr (knobs.runtime_selected) return std::nullopt;
-  else return knobs.share_copies ? devpass::copy_policy::devpass : devpass::copy_policy::executorch;
+  if constexpr (knobs.runtime_selected)
+    return std::nullopt;
+  else
+    return knobs.share_copies ? devpass::copy_policy::devpass : devpass::copy_policy::executorch;
 }
 
 template <class Policy, class... Extra>
@@ -149,9 +153,10 @@ int run(const options& o, std::string_view program) {
   const devpass::rules::rule_trace* tracing = nullptr;
   const devpass::propagate_options& propagation = o.propagation;
   if (o.debug_rules) {
-    trace.report = [](void*, std::string_view rule, std::string_view node, std::string_view site, std::string_view why) {
-      std::cerr << "debug-rules: node '" << node << "'" << (site.empty() ? "" : ": ") << site << ": `" << rule << "`: " << why
-                << "\n";
+    trace.report = [](void*, std::string_view rule, std::string_view node, std::string_view site,
+                      std::string_view why) {
+      std::cerr << "debug-rules: node '" << node << "'" << (site.empty() ? "" : ": ") << site << ": `" << rule
+                << "`: " << why << "\n";
     };
     trace.only = o.debug_rules_filter;
     tracing = &trace;
@@ -165,12 +170,14 @@ int run(const options& o, std::string_view program) {
       // under the executorch policy the fused plan is 4x faster (docs/performance.md, "Files").
       totals = tracing ? devpass::propagate_device_traced<Policy>(g, propagation, tracing, instrumentation)
                        : devpass::propagate_device_with<Policy>(g, propagation, instrumentation);
-      if (o.verify_each && !verify_ok(program, g, o.propagation.enable_non_cpu_memory_planning, "propagate-device")) return 1;
+      if (o.verify_each && !verify_ok(program, g, o.propagation.enable_non_cpu_memory_planning, "propagate-device"))
+        return 1;
     }
     // The driver's own phases, in the order it lists them, after propagation.
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (run_extra_phase<Policy>(Extra{}, o.extra_phases[I] != 0, g, propagation, instrumentation), ...);
-    }(std::index_sequence_for<Extra...>{});
+    }
+    (std::index_sequence_for<Extra...>{});
     for (const char given : o.extra_phases) extra_ran = extra_ran || given;
     if (extra_ran && o.verify_each &&
         !verify_ok(program, g, o.propagate && o.propagation.enable_non_cpu_memory_planning, "extra phases"))
@@ -187,8 +194,10 @@ int run(const options& o, std::string_view program) {
       if (o.stats) print_plan(*plan);
       if (o.capturability != report_format::off) {
         const devpass::capture_verdict verdict = devpass::capturability(g, *plan);
-        if (o.capturability == report_format::json) std::cerr << devpass::capture_json(g, verdict) << "\n";
-        else std::cerr << devpass::capture_text(g, verdict);
+        if (o.capturability == report_format::json)
+          std::cerr << devpass::capture_json(g, verdict) << "\n";
+        else
+          std::cerr << devpass::capture_text(g, verdict);
       }
     }
   } catch (const devpass::pipeline::verify_failure& e) {
@@ -206,8 +215,10 @@ int run(const options& o, std::string_view program) {
     return 1;
 
   const std::string out = o.output.value_or("-");
-  if (o.emit == emit_kind::dot) devpass::write_dot_file(g, out);
-  else devpass::write_graph_file(g, out, plan ? &plan->order : nullptr);
+  if (o.emit == emit_kind::dot)
+    devpass::write_dot_file(g, out);
+  else
+    devpass::write_graph_file(g, out, plan ? &plan->order : nullptr);
   return 0;
 }
 

@@ -52,7 +52,7 @@ struct options {
 enum class takes { nothing, value, optional_value };  // optional: only as --name=value
 
 struct option_spec {
-  std::string name;     // with the dashes: "--emit"
+  std::string name;  // with the dashes: "--emit"
   takes argument;
   std::string metavar;  // for --help: "--emit=<json|dot>"
   std::string_view help;
@@ -78,20 +78,23 @@ inline std::vector<option_spec> propagation_option_rows() {
                         o.propagation_flag_given = true;
                       }});
     } else {
-      static_assert(std::is_same_v<value_type, devpass::copy_policy>, "devpass-opt: a propagation knob of a type it cannot parse");
+      static_assert(std::is_same_v<value_type, devpass::copy_policy>,
+                    "devpass-opt: a propagation knob of a type it cannot parse");
       std::string names, name = "--" + std::string(knob);
-      for (const auto& [value, text] : devpass::reflection::copy_policy_names) names += (names.empty() ? "" : "|") + std::string(text);
-      rows.push_back({name, takes::value, name + "=<" + names + ">", help, [member, name, names](options& o, std::string_view v) {
-                        bool known = false;
-                        for (const auto& [value, text] : devpass::reflection::copy_policy_names)
-                          if (v == text) member(o.propagation) = value, known = true;
-                        if (!known) {
-                          std::string expected = names;
-                          if (const auto bar = expected.rfind('|'); bar != std::string::npos) expected.replace(bar, 1, " or ");
-                          throw usage_error{name + ": expected " + expected + ", got '" + std::string(v) + "'"};
-                        }
-                        o.propagation_flag_given = true;
-                      }});
+      for (const auto& [value, text] : devpass::reflection::copy_policy_names)
+        names += (names.empty() ? "" : "|") + std::string(text);
+      rows.push_back(
+          {name, takes::value, name + "=<" + names + ">", help, [member, name, names](options& o, std::string_view v) {
+             bool known = false;
+             for (const auto& [value, text] : devpass::reflection::copy_policy_names)
+               if (v == text) member(o.propagation) = value, known = true;
+             if (!known) {
+               std::string expected = names;
+               if (const auto bar = expected.rfind('|'); bar != std::string::npos) expected.replace(bar, 1, " or ");
+               throw usage_error{name + ": expected " + expected + ", got '" + std::string(v) + "'"};
+             }
+             o.propagation_flag_given = true;
+           }});
     }
   });
   return rows;
@@ -120,63 +123,73 @@ std::vector<option_spec> extra_phase_rows() {
 template <class Policy, class... Extra>
 std::vector<option_spec> make_option_table() {
   std::vector<option_spec> table = {
-    {"-o", takes::value, "-o <file>", "write the result to <file> (default: standard output)",
-     [](options& o, std::string_view v) {
-       if (o.output) throw usage_error{"-o given twice"};
-       o.output = std::string(v);
-     }},
-    {"--emit", takes::value, "--emit=<json|dot>", "output format: devpass.graph/1 JSON (default) or Graphviz DOT",
-     [](options& o, std::string_view v) {
-       if (v == "json") o.emit = emit_kind::json;
-       else if (v == "dot") o.emit = emit_kind::dot;
-       else throw usage_error{"--emit: expected json or dot, got '" + std::string(v) + "'"};
-     }},
-    {"--propagate-device", takes::nothing, "--propagate-device",
-     "insert and elide host/device copies (docs/device-propagation.md)",
-     [](options& o, std::string_view) { o.propagate = true; }},
+      {"-o", takes::value, "-o <file>", "write the result to <file> (default: standard output)",
+       [](options& o, std::string_view v) {
+         if (o.output) throw usage_error{"-o given twice"};
+         o.output = std::string(v);
+       }},
+      {"--emit", takes::value, "--emit=<json|dot>", "output format: devpass.graph/1 JSON (default) or Graphviz DOT",
+       [](options& o, std::string_view v) {
+         if (v == "json")
+           o.emit = emit_kind::json;
+         else if (v == "dot")
+           o.emit = emit_kind::dot;
+         else
+           throw usage_error{"--emit: expected json or dot, got '" + std::string(v) + "'"};
+       }},
+      {"--propagate-device", takes::nothing, "--propagate-device",
+       "insert and elide host/device copies (docs/device-propagation.md)",
+       [](options& o, std::string_view) { o.propagate = true; }},
   };
   for (auto& row : propagation_option_rows()) table.push_back(std::move(row));
   for (auto& row : extra_phase_rows<Policy, Extra...>()) table.push_back(std::move(row));
   std::vector<option_spec> rest = {
-    {"--plan-memory", takes::nothing, "--plan-memory",
-     "plan one arena per device; specs get mem_id and offset (after --propagate-device)",
-     [](options& o, std::string_view) { o.plan_memory = true; }},
-    {"--stats", takes::nothing, "--stats", "print per-phase statistics and copy bytes (and buffers) to stderr",
-     [](options& o, std::string_view) { o.stats = true; }},
-    {"--time-passes", takes::optional_value, "--time-passes[=json]", "print the wall time of each phase to stderr",
-     [](options& o, std::string_view v) {
-       if (v.empty()) o.time_passes = timing::text;
-       else if (v == "json") o.time_passes = timing::json;
-       else throw usage_error{"--time-passes: expected json, got '" + std::string(v) + "'"};
-     }},
-    {"--print-after-each", takes::nothing, "--print-after-each", "print the graph (JSON) to stderr after every phase",
-     [](options& o, std::string_view) { o.print_after_each = true; }},
-    {"--debug-rules", takes::optional_value, "--debug-rules[=RULE]",
-     "print each rule tried at each node and why it did not apply (RULE: only rules whose text contains it)",
-     [](options& o, std::string_view v) {
-       o.debug_rules = true;
-       o.debug_rules_filter = std::string(v);
-       o.propagation_flag_given = true;
-     }},
-    {"--capturability", takes::optional_value, "--capturability[=json]",
-     "after --plan-memory: whether the method can be captured as a CUDA graph, and every reason it cannot, to stderr",
-     [](options& o, std::string_view v) {
-       if (v.empty()) o.capturability = report_format::text;
-       else if (v == "json") o.capturability = report_format::json;
-       else throw usage_error{"--capturability: expected no value or =json, got '" + std::string(v) + "'"};
-     }},
-    {"--verify-each", takes::nothing, "--verify-each",
-     "verify the graph after reading it and after every pass; report every violation",
-     [](options& o, std::string_view) { o.verify_each = true; }},
-    {"--no-verify", takes::nothing, "--no-verify",
-     "do not verify the result before writing it (by default an inconsistent result is an error, exit 1)",
-     [](options& o, std::string_view) { o.verify_result = false; }},
-    {"--print-policy", takes::nothing, "--print-policy",
-     "print the compiled-in policy and the propagation options as JSON on stdout and exit",
-     [](options& o, std::string_view) { o.print_policy = true; }},
-    {"--help", takes::nothing, "--help", "print this help and exit", [](options& o, std::string_view) { o.help = true; }},
-    {"--version", takes::nothing, "--version", "print the version and exit",
-     [](options& o, std::string_view) { o.version = true; }},
+      {"--plan-memory", takes::nothing, "--plan-memory",
+       "plan one arena per device; specs get mem_id and offset (after --propagate-device)",
+       [](options& o, std::string_view) { o.plan_memory = true; }},
+      {"--stats", takes::nothing, "--stats", "print per-phase statistics and copy bytes (and buffers) to stderr",
+       [](options& o, std::string_view) { o.stats = true; }},
+      {"--time-passes", takes::optional_value, "--time-passes[=json]", "print the wall time of each phase to stderr",
+       [](options& o, std::string_view v) {
+         if (v.empty())
+           o.time_passes = timing::text;
+         else if (v == "json")
+           o.time_passes = timing::json;
+         else
+           throw usage_error{"--time-passes: expected json, got '" + std::string(v) + "'"};
+       }},
+      {"--print-after-each", takes::nothing, "--print-after-each", "print the graph (JSON) to stderr after every phase",
+       [](options& o, std::string_view) { o.print_after_each = true; }},
+      {"--debug-rules", takes::optional_value, "--debug-rules[=RULE]",
+       "print each rule tried at each node and why it did not apply (RULE: only rules whose text contains it)",
+       [](options& o, std::string_view v) {
+         o.debug_rules = true;
+         o.debug_rules_filter = std::string(v);
+         o.propagation_flag_given = true;
+       }},
+      {"--capturability", takes::optional_value, "--capturability[=json]",
+       "after --plan-memory: whether the method can be captured as a CUDA graph, and every reason it cannot, to stderr",
+       [](options& o, std::string_view v) {
+         if (v.empty())
+           o.capturability = report_format::text;
+         else if (v == "json")
+           o.capturability = report_format::json;
+         else
+           throw usage_error{"--capturability: expected no value or =json, got '" + std::string(v) + "'"};
+       }},
+      {"--verify-each", takes::nothing, "--verify-each",
+       "verify the graph after reading it and after every pass; report every violation",
+       [](options& o, std::string_view) { o.verify_each = true; }},
+      {"--no-verify", takes::nothing, "--no-verify",
+       "do not verify the result before writing it (by default an inconsistent result is an error, exit 1)",
+       [](options& o, std::string_view) { o.verify_result = false; }},
+      {"--print-policy", takes::nothing, "--print-policy",
+       "print the compiled-in policy and the propagation options as JSON on stdout and exit",
+       [](options& o, std::string_view) { o.print_policy = true; }},
+      {"--help", takes::nothing, "--help", "print this help and exit",
+       [](options& o, std::string_view) { o.help = true; }},
+      {"--version", takes::nothing, "--version", "print the version and exit",
+       [](options& o, std::string_view) { o.version = true; }},
   };
   for (auto& row : rest) table.push_back(std::move(row));
   return table;
@@ -241,7 +254,8 @@ inline options parse_command_line(const std::vector<option_spec>& table, std::si
     // that makes a second input file.
     if (spec->argument == takes::optional_value && !value && i + 1 < argc && argv[i + 1][0] != '-') {
       word_after_optional = argv[i + 1];
-      optional_value_hint = "; a value of " + std::string(arg) + " goes after '=': " + std::string(arg) + "=" + argv[i + 1];
+      optional_value_hint =
+          "; a value of " + std::string(arg) + " goes after '=': " + std::string(arg) + "=" + argv[i + 1];
     }
     if (spec->argument == takes::nothing && value)
       throw usage_error{"option '" + std::string(name) + "' takes no value"};

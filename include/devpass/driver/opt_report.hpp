@@ -25,19 +25,22 @@ namespace devpass::driver {
 
 inline void print_help(std::string_view program, const std::vector<option_spec>& table, std::ostream& os) {
   os << "OVERVIEW: devpass graph optimizer: reads a devpass.graph/1 file, runs passes, writes the result\n\n"
-        "USAGE: " << program << " [options] <in.json|->\n\nOPTIONS:\n";
+        "USAGE: "
+     << program << " [options] <in.json|->\n\nOPTIONS:\n";
   for (const auto& spec : table) {
     std::string left(spec.metavar);
-    if (left.size() < 31) left.resize(31, ' ');
-    else left += ' ';
+    if (left.size() < 31)
+      left.resize(31, ' ');
+    else
+      left += ' ';
     os << "  " << left << spec.help << "\n";
   }
   os << "\nEXIT STATUS: 0 ok, 1 invalid input, 2 usage error. On an error no output is written.\n";
 }
 
 inline void print_problems(std::string_view program, std::string_view after, const devpass::verify_report& report) {
-  std::cerr << program << ": verification failed after " << after << " (" << report.problems.size()
-            << " problem" << (report.problems.size() == 1 ? "" : "s") << "):\n";
+  std::cerr << program << ": verification failed after " << after << " (" << report.problems.size() << " problem"
+            << (report.problems.size() == 1 ? "" : "s") << "):\n";
   for (const auto& problem : report.problems) std::cerr << "  " << problem.what() << "\n";
 }
 
@@ -63,9 +66,9 @@ inline void print_statistics(std::string_view program, const devpass::pipeline::
   for (const auto& p : statistics.phases) {
     const auto& c = p.result.counters;
     // The phases of propagation and a driver's own add and remove copies only.
-    std::cerr << p.name << ": " << c.nodes_added << " copies inserted, " << c.nodes_removed
-              << " elided; " << c.rewrites << " rewrites, " << c.matches_tried << " matches tried, +" << c.nodes_added
-              << "/-" << c.nodes_removed << " nodes\n";
+    std::cerr << p.name << ": " << c.nodes_added << " copies inserted, " << c.nodes_removed << " elided; " << c.rewrites
+              << " rewrites, " << c.matches_tried << " matches tried, +" << c.nodes_added << "/-" << c.nodes_removed
+              << " nodes\n";
   }
   print_copy_line(totals.after);
 }
@@ -86,8 +89,8 @@ inline void print_times(const options& o, const devpass::pipeline::phase_timer& 
   if (o.time_passes == timing::json) {
     std::cerr << "{\"phases\": [";
     for (std::size_t i = 0; i < timer.phases.size(); ++i)
-      std::cerr << (i ? ", " : "") << "{\"name\": \"" << timer.phases[i].name << "\", \"seconds\": " << timer.phases[i].seconds
-                << "}";
+      std::cerr << (i ? ", " : "") << "{\"name\": \"" << timer.phases[i].name
+                << "\", \"seconds\": " << timer.phases[i].seconds << "}";
     std::cerr << "], \"total_seconds\": " << timer.total_seconds() << "}\n";
   } else {
     const auto line = [](double seconds, std::string_view name) {

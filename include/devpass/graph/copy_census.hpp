@@ -17,9 +17,12 @@ struct copy_census {
 
   // Counts a copy of kind `kind` moving `moved` bytes; any other kind is not a copy.
   void add(op_kind kind, std::uint64_t moved) {
-    if (kind == op_kind::h2d_copy) ++h2d, h2d_bytes += moved;
-    else if (kind == op_kind::d2h_copy) ++d2h, d2h_bytes += moved;
-    else if (kind == op_kind::d2d_copy) ++d2d, d2d_bytes += moved;
+    if (kind == op_kind::h2d_copy)
+      ++h2d, h2d_bytes += moved;
+    else if (kind == op_kind::d2h_copy)
+      ++d2h, d2h_bytes += moved;
+    else if (kind == op_kind::d2d_copy)
+      ++d2d, d2d_bytes += moved;
   }
   // Counts `n` if it is a live copy.
   void add(const node& n) {

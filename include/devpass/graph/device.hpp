@@ -27,9 +27,7 @@ struct device {
 };
 
 inline constexpr device cpu_device{};
-[[nodiscard]] constexpr device cuda_device(std::uint16_t index) noexcept {
-  return {device_type::cuda, index};
-}
+[[nodiscard]] constexpr device cuda_device(std::uint16_t index) noexcept { return {device_type::cuda, index}; }
 
 namespace detail {
 [[nodiscard]] constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
@@ -49,9 +47,12 @@ namespace detail {
   const auto colon = text.find(':');
   const std::string_view type = text.substr(0, colon);
   device d;
-  if (detail::iequals(type, "cpu")) d.type = device_type::cpu;
-  else if (detail::iequals(type, "cuda")) d.type = device_type::cuda;
-  else return std::nullopt;
+  if (detail::iequals(type, "cpu"))
+    d.type = device_type::cpu;
+  else if (detail::iequals(type, "cuda"))
+    d.type = device_type::cuda;
+  else
+    return std::nullopt;
   if (colon == std::string_view::npos) return d;
   const std::string_view digits = text.substr(colon + 1);
   if (digits.empty() || digits.front() == '+' || digits.front() == '-') return std::nullopt;

@@ -17,10 +17,16 @@ struct dtype_info {
   std::string_view name;
   std::uint8_t size;
 };
-inline constexpr std::array<dtype_info, 10> dtype_table{{{"float32", 4}, {"float16", 2}, {"bfloat16", 2},
-                                                          {"float64", 8}, {"int64", 8},   {"int32", 4},
-                                                          {"int16", 2},   {"int8", 1},    {"uint8", 1},
-                                                          {"bool", 1}}};
+inline constexpr std::array<dtype_info, 10> dtype_table{{{"float32", 4},
+                                                         {"float16", 2},
+                                                         {"bfloat16", 2},
+                                                         {"float64", 8},
+                                                         {"int64", 8},
+                                                         {"int32", 4},
+                                                         {"int16", 2},
+                                                         {"int8", 1},
+                                                         {"uint8", 1},
+                                                         {"bool", 1}}};
 }  // namespace detail
 
 [[nodiscard]] constexpr std::size_t element_size(dtype t) noexcept {

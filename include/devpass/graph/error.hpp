@@ -14,7 +14,10 @@ class graph_error : public std::runtime_error {
  public:
   graph_error(std::string file, std::string node, std::string field, std::string problem)
       : std::runtime_error(compose(file, node, field, problem)),
-        file_(std::move(file)), node_(std::move(node)), field_(std::move(field)), problem_(std::move(problem)) {}
+        file_(std::move(file)),
+        node_(std::move(node)),
+        field_(std::move(field)),
+        problem_(std::move(problem)) {}
 
   [[nodiscard]] const std::string& file() const noexcept { return file_; }
   [[nodiscard]] const std::string& node() const noexcept { return node_; }

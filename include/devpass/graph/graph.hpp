@@ -39,12 +39,12 @@ namespace devpass {
 struct node {
   std::string id;
   op_kind op = op_kind::call;
-  devpass::device device;  // where the node runs; a copy's device side; cpu when the file omits it
-  std::uint32_t arity = 0; // number of input slots
-  bool erased = false;     // tombstone, see erase_node / compact
-  std::string kernel;      // for delegate and call
+  devpass::device device;   // where the node runs; a copy's device side; cpu when the file omits it
+  std::uint32_t arity = 0;  // number of input slots
+  bool erased = false;      // tombstone, see erase_node / compact
+  std::string kernel;       // for delegate and call
   std::vector<tensor_spec> outputs;
-  std::string attrs;       // the `attrs` object as minified JSON text, empty when absent
+  std::string attrs;  // the `attrs` object as minified JSON text, empty when absent
 };
 
 struct method_info {
@@ -53,7 +53,8 @@ struct method_info {
 
 class id_allocator;  // id_allocator.hpp: the ids of the nodes passes make
 
-using graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, node, edge_info, method_info, boost::vecS>;
+using graph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, node, edge_info, method_info, boost::vecS>;
 using edge = graph::edge_descriptor;
 static_assert(std::is_same_v<graph::vertex_descriptor, vertex>);
 
@@ -80,9 +81,13 @@ struct graph_model<graph> {
   static void mark_erased(graph& g, vertex v) { g[v].erased = true; }
   static std::uint32_t arity(const graph& g, vertex v) { return g[v].arity; }
   static void set_arity(graph& g, vertex v, std::uint32_t a) { g[v].arity = a; }
-  static std::uint32_t output_count(const graph& g, vertex v) { return static_cast<std::uint32_t>(g[v].outputs.size()); }
+  static std::uint32_t output_count(const graph& g, vertex v) {
+    return static_cast<std::uint32_t>(g[v].outputs.size());
+  }
   static device node_device(const graph& g, vertex v) { return g[v].device; }
-  static std::optional<device> marked_device(const graph& g, value_ref x) { return g[x.producer].outputs[x.output].device; }
+  static std::optional<device> marked_device(const graph& g, value_ref x) {
+    return g[x.producer].outputs[x.output].device;
+  }
   static void mark_device(graph& g, value_ref x, device d) { g[x.producer].outputs.at(x.output).device = d; }
   // The file format: an input's device is where the caller provides it, a constant's where it lives.
   static void set_node_device(graph& g, vertex v, device d) { g[v].device = d; }
@@ -124,7 +129,8 @@ struct graph_model<graph> {
   }
 
  private:
-  static std::string copy_id_of_value(const graph& g, value_ref value, std::string_view suffix, std::string_view tail = {}) {
+  static std::string copy_id_of_value(const graph& g, value_ref value, std::string_view suffix,
+                                      std::string_view tail = {}) {
     if (value.output == 0) return detail::copy_id(g[value.producer].id, suffix, tail);
     return detail::copy_id(value_name(g, value), suffix, tail);
   }

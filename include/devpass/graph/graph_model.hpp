@@ -116,8 +116,9 @@ namespace detail {
 template <class G>
 struct adjacency_storage : std::false_type {};
 template <class V, class E, class GP>
-struct adjacency_storage<boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>> {
-  static constexpr bool value = requires(E& e) {
+struct adjacency_storage<
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>> {
+  static constexpr bool value = requires(E & e) {
     e.output = std::uint32_t{};
     e.slot = std::uint32_t{};
     e.out_position = std::uint32_t{};
@@ -133,7 +134,7 @@ struct rewrite_state_of {
   using type = no_rewrite_state<G>;
 };
 template <class G>
-  requires requires { typename graph_model<G>::rewrite_state; }
+requires requires { typename graph_model<G>::rewrite_state; }
 struct rewrite_state_of<G> {
   using type = typename graph_model<G>::rewrite_state;
 };
@@ -150,53 +151,78 @@ namespace model_requirements {
 template <class G>
 concept adjacency_list_storage = detail::adjacency_storage<G>::value;
 template <class G>
-concept specialized = !requires { graph_model<G>::unspecialized; };
+concept specialized = !requires {
+  graph_model<G>::unspecialized;
+};
 template <class G, class M = graph_model<G>>
-concept role = requires(const G& g, vertex v) { { M::role(g, v) } -> std::same_as<op_kind>; };
+concept role = requires(const G& g, vertex v) {
+  { M::role(g, v) } -> std::same_as<op_kind>;
+};
 template <class G, class M = graph_model<G>>
-concept erased = requires(const G& g, vertex v) { { M::erased(g, v) } -> std::convertible_to<bool>; };
+concept erased = requires(const G& g, vertex v) {
+  { M::erased(g, v) } -> std::convertible_to<bool>;
+};
 template <class G, class M = graph_model<G>>
-concept mark_erased = requires(G& g, vertex v) { M::mark_erased(g, v); };
+concept mark_erased = requires(G& g, vertex v) {
+  M::mark_erased(g, v);
+};
 template <class G, class M = graph_model<G>>
-concept arity = requires(const G& g, vertex v) { { M::arity(g, v) } -> std::convertible_to<std::uint32_t>; };
+concept arity = requires(const G& g, vertex v) {
+  { M::arity(g, v) } -> std::convertible_to<std::uint32_t>;
+};
 template <class G, class M = graph_model<G>>
-concept set_arity = requires(G& g, vertex v) { M::set_arity(g, v, std::uint32_t{}); };
+concept set_arity = requires(G& g, vertex v) {
+  M::set_arity(g, v, std::uint32_t{});
+};
 template <class G, class M = graph_model<G>>
-concept output_count =
-    requires(const G& g, vertex v) { { M::output_count(g, v) } -> std::convertible_to<std::uint32_t>; };
+concept output_count = requires(const G& g, vertex v) {
+  { M::output_count(g, v) } -> std::convertible_to<std::uint32_t>;
+};
 template <class G, class M = graph_model<G>>
-concept node_device = requires(const G& g, vertex v) { { M::node_device(g, v) } -> std::same_as<device>; };
+concept node_device = requires(const G& g, vertex v) {
+  { M::node_device(g, v) } -> std::same_as<device>;
+};
 template <class G, class M = graph_model<G>>
-concept marked_device =
-    requires(const G& g, value_ref x) { { M::marked_device(g, x) } -> std::same_as<std::optional<device>>; };
+concept marked_device = requires(const G& g, value_ref x) {
+  { M::marked_device(g, x) } -> std::same_as<std::optional<device>>;
+};
 template <class G, class M = graph_model<G>>
-concept mark_device = requires(G& g, value_ref x) { M::mark_device(g, x, device{}); };
+concept mark_device = requires(G& g, value_ref x) {
+  M::mark_device(g, x, device{});
+};
 template <class G, class M = graph_model<G>>
-concept value_dtype = requires(const G& g, value_ref x) { { M::value_dtype(g, x) } -> std::same_as<dtype>; };
+concept value_dtype = requires(const G& g, value_ref x) {
+  { M::value_dtype(g, x) } -> std::same_as<dtype>;
+};
 template <class G, class M = graph_model<G>>
-concept value_bytes =
-    requires(const G& g, value_ref x) { { M::value_bytes(g, x) } -> std::convertible_to<std::uint64_t>; };
+concept value_bytes = requires(const G& g, value_ref x) {
+  { M::value_bytes(g, x) } -> std::convertible_to<std::uint64_t>;
+};
 template <class G, class M = graph_model<G>>
-concept name = requires(const G& g, vertex v) { { M::name(g, v) } -> std::convertible_to<std::string_view>; };
+concept name = requires(const G& g, vertex v) {
+  { M::name(g, v) } -> std::convertible_to<std::string_view>;
+};
 template <class G, class M = graph_model<G>>
 concept add_copy = requires(G& g, rewrite_state_t<G>& s, const copy_request& r) {
   { M::add_copy(g, s, r) } -> std::convertible_to<vertex>;
-} || requires(G& g, const copy_request& r) {
+}
+|| requires(G& g, const copy_request& r) {
   { M::add_copy(g, r) } -> std::convertible_to<vertex>;
 };
 template <class G, class M = graph_model<G>>
-concept set_buffer = requires(G& g, value_ref x) { M::set_buffer(g, x, std::optional<buffer_slot>{}); };
+concept set_buffer = requires(G& g, value_ref x) {
+  M::set_buffer(g, x, std::optional<buffer_slot>{});
+};
 }  // namespace model_requirements
 
 // G is a graph devpass's patterns, rules, pipelines and passes run on.
 template <class G>
-concept modeled_graph =
-    model_requirements::adjacency_list_storage<G> && model_requirements::specialized<G> &&
+concept modeled_graph = model_requirements::adjacency_list_storage<G> && model_requirements::specialized<G> &&
     model_requirements::role<G> && model_requirements::erased<G> && model_requirements::mark_erased<G> &&
     model_requirements::arity<G> && model_requirements::set_arity<G> && model_requirements::output_count<G> &&
-    model_requirements::node_device<G> && model_requirements::marked_device<G> &&
-    model_requirements::mark_device<G> && model_requirements::value_dtype<G> && model_requirements::value_bytes<G> &&
-    model_requirements::name<G> && model_requirements::add_copy<G>;
+    model_requirements::node_device<G> && model_requirements::marked_device<G> && model_requirements::mark_device<G> &&
+    model_requirements::value_dtype<G> && model_requirements::value_bytes<G> && model_requirements::name<G> &&
+    model_requirements::add_copy<G>;
 // ... and one plan_memory can write buffers into.
 template <class G>
 concept plannable_graph = modeled_graph<G> && model_requirements::set_buffer<G>;
@@ -211,21 +237,26 @@ consteval bool check_graph_model() {
   static_assert(req::adjacency_list_storage<G>,
                 "devpass: the graph type must be boost::adjacency_list<vecS, vecS, bidirectionalS, V, E, GP, vecS> "
                 "whose edge property E has uint32 members output, slot and out_position (devpass::edge_info)");
-  static_assert(req::specialized<G>, "devpass: no devpass::graph_model specialization for this graph type (graph_model.hpp)");
+  static_assert(req::specialized<G>,
+                "devpass: no devpass::graph_model specialization for this graph type (graph_model.hpp)");
   static_assert(req::role<G>, "devpass: graph_model lacks `static op_kind role(const G&, vertex)`");
   static_assert(req::erased<G>, "devpass: graph_model lacks `static bool erased(const G&, vertex)`");
   static_assert(req::mark_erased<G>, "devpass: graph_model lacks `static void mark_erased(G&, vertex)`");
   static_assert(req::arity<G>, "devpass: graph_model lacks `static std::uint32_t arity(const G&, vertex)`");
   static_assert(req::set_arity<G>, "devpass: graph_model lacks `static void set_arity(G&, vertex, std::uint32_t)`");
-  static_assert(req::output_count<G>, "devpass: graph_model lacks `static std::uint32_t output_count(const G&, vertex)`");
+  static_assert(req::output_count<G>,
+                "devpass: graph_model lacks `static std::uint32_t output_count(const G&, vertex)`");
   static_assert(req::node_device<G>, "devpass: graph_model lacks `static device node_device(const G&, vertex)`");
   static_assert(req::marked_device<G>,
                 "devpass: graph_model lacks `static std::optional<device> marked_device(const G&, value_ref)`");
   static_assert(req::mark_device<G>, "devpass: graph_model lacks `static void mark_device(G&, value_ref, device)`");
   static_assert(req::value_dtype<G>, "devpass: graph_model lacks `static dtype value_dtype(const G&, value_ref)`");
-  static_assert(req::value_bytes<G>, "devpass: graph_model lacks `static std::uint64_t value_bytes(const G&, value_ref)`");
-  static_assert(req::name<G>, "devpass: graph_model lacks `static name(const G&, vertex)` returning a string or string_view");
-  static_assert(req::add_copy<G>, "devpass: graph_model lacks `static vertex add_copy(G&, const copy_request&)` "
+  static_assert(req::value_bytes<G>,
+                "devpass: graph_model lacks `static std::uint64_t value_bytes(const G&, value_ref)`");
+  static_assert(req::name<G>,
+                "devpass: graph_model lacks `static name(const G&, vertex)` returning a string or string_view");
+  static_assert(req::add_copy<G>,
+                "devpass: graph_model lacks `static vertex add_copy(G&, const copy_request&)` "
                 "(or add_copy(G&, rewrite_state&, const copy_request&))");
   return modeled_graph<G>;
 }
@@ -282,8 +313,10 @@ template <class G>
 }
 template <class G>
 vertex add_copy_vertex(G& g, rewrite_state_t<G>& state, const copy_request& r) {
-  if constexpr (requires { graph_model<G>::add_copy(g, state, r); }) return graph_model<G>::add_copy(g, state, r);
-  else return graph_model<G>::add_copy(g, r);
+  if constexpr (requires { graph_model<G>::add_copy(g, state, r); })
+    return graph_model<G>::add_copy(g, state, r);
+  else
+    return graph_model<G>::add_copy(g, r);
 }
 // Keeps a source's (input's or constant's) own device in step with its value, in models that
 // store one (devpass::graph: the file format's input device is where the caller provides it).

@@ -11,7 +11,8 @@
 //    ":<output>", then '@' and a tail without '@' ("x@h2d[cuda:0]", "x:1@d2h", "k@h2d.2").
 //    Node ids are unique and never end in ":<digits>" (verify_structure checks both), so such a
 //    candidate can only equal another derived from the same base (its last '@' is the one after
-//    the base's id; what is before it, less a ":<digits>", is the base's id): it is remembered with its base, where the next lookup finds it
+//    the base's id; what is before it, less a ":<digits>", is the base's id): it is remembered with its base, where
+//    the next lookup finds it
 //    in cache (the passes derive ids from the node they are working on), not in a table as large
 //    as the graph, where every probe is a cache and TLB miss (measured: 10-13% of propagation).
 //
@@ -133,7 +134,8 @@ class id_allocator {
     return false;
   }
   void record(vertex base, std::uint64_t h) {
-    if (base >= derived_head_.size()) derived_head_.resize(std::max<std::size_t>(base + 1, boost::num_vertices(*g_)), 0);
+    if (base >= derived_head_.size())
+      derived_head_.resize(std::max<std::size_t>(base + 1, boost::num_vertices(*g_)), 0);
     derived_.push_back({h, derived_head_[base]});
     derived_head_[base] = static_cast<std::uint32_t>(derived_.size());
     if (mixed_) (void)remember(h);
@@ -213,8 +215,8 @@ class id_allocator {
 
   const graph* g_;
   bool scanned_ = false;
-  bool all_hashed_ = false;  // more than max_suffixes suffixes: every '@' id is hashed
-  bool mixed_ = false;       // make() was called: the table holds every issued id
+  bool all_hashed_ = false;           // more than max_suffixes suffixes: every '@' id is hashed
+  bool mixed_ = false;                // make() was called: the table holds every issued id
   std::vector<suffix_group> groups_;  // the suffixes of the '@' ids found by the scan
   std::vector<std::uint64_t> table_;  // hashes of ids from the graph and from make(); 0 = empty
   std::size_t count_ = 0;

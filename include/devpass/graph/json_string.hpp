@@ -77,8 +77,10 @@ inline void append_json_string(std::string& out, std::string_view text) {
 inline char* write_json_string_body(char* to, std::string_view text) noexcept {
   for (const char c : text) {
     const auto u = static_cast<unsigned char>(c);
-    if (!json_escaped_bytes[u]) *to++ = c;
-    else to = write_json_escape(to, u);
+    if (!json_escaped_bytes[u])
+      *to++ = c;
+    else
+      to = write_json_escape(to, u);
   }
   return to;
 }

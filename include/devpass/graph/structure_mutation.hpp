@@ -114,7 +114,8 @@ template <class G>
 void erase_node(G& g, vertex v) {
   auto& stored = g.m_vertices[v];
   const auto unlink = [&](auto& list, const auto& edge_entry) {
-    list.erase(std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.get_iter() == edge_entry.get_iter(); }));
+    list.erase(
+        std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.get_iter() == edge_entry.get_iter(); }));
   };
   for (const auto& out : stored.m_out_edges) {
     if (out.get_target() != v) unlink(g.m_vertices[out.get_target()].m_in_edges, out);
@@ -146,7 +147,7 @@ void compact(G& g) {
   const std::size_t n = boost::num_vertices(g);
   vertex first = 0;  // the first erased node; every node before it keeps its number
   while (first < n && !is_erased(g, first)) ++first;
-  if (first == n) return;  // dead edges come only from erased nodes
+  if (first == n) return;                                // dead edges come only from erased nodes
   std::vector<vertex> renumber(n - first, dead_vertex);  // of nodes first.. (dead_vertex: erased)
   vertex next = first;
   for (vertex v = first; v < n; ++v)

@@ -13,7 +13,8 @@
 namespace devpass {
 
 // Number of bytes of a dense tensor, or nullopt when it does not fit in 63 bits.
-[[nodiscard]] inline std::optional<std::uint64_t> checked_byte_size(dtype t, const std::vector<std::int64_t>& shape) noexcept {
+[[nodiscard]] inline std::optional<std::uint64_t> checked_byte_size(dtype t,
+                                                                    const std::vector<std::int64_t>& shape) noexcept {
   constexpr std::uint64_t limit = std::uint64_t{1} << 63;
   std::uint64_t bytes = element_size(t);
   for (const std::int64_t dim : shape) {
@@ -29,8 +30,8 @@ struct tensor_spec {
   devpass::dtype type = devpass::dtype::float32;
   std::vector<std::int64_t> shape;
   std::optional<devpass::device> device;  // where the value lives, once a pass has decided
-  std::optional<std::int32_t> mem_id;      // planned buffer (memory planning)
-  std::optional<std::int64_t> offset;      // planned byte offset inside mem_id
+  std::optional<std::int32_t> mem_id;     // planned buffer (memory planning)
+  std::optional<std::int64_t> offset;     // planned byte offset inside mem_id
 
   // Valid for every spec the reader accepted (it rejects overflowing shapes).
   [[nodiscard]] std::uint64_t byte_size() const noexcept { return checked_byte_size(type, shape).value_or(0); }

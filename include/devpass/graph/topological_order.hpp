@@ -24,14 +24,15 @@ namespace detail {
 // a cache miss per node, which is most of an ordering's time on a large graph (figures in
 // docs/performance.md). `live[v]` is zero for an erased node; `each(s, t)` sees each live edge.
 struct successor_table {
-  std::vector<std::uint32_t> first;      // successors of v: targets[first[v] .. first[v + 1])
+  std::vector<std::uint32_t> first;  // successors of v: targets[first[v] .. first[v + 1])
   std::vector<std::uint32_t> targets;
   std::vector<std::uint32_t> in_degree;  // live in-edges per node (the orderings count it down)
 
   template <class G, class Each>
   successor_table(const G& g, const std::vector<std::uint8_t>& live, Each&& each) {
     const std::size_t n = boost::num_vertices(g);
-    if (n >= std::numeric_limits<std::uint32_t>::max() || boost::num_edges(g) >= std::numeric_limits<std::uint32_t>::max())
+    if (n >= std::numeric_limits<std::uint32_t>::max() ||
+        boost::num_edges(g) >= std::numeric_limits<std::uint32_t>::max())
       throw graph_error("", "", "nodes", "more than 2^32 - 2 nodes or edges: too many to order");
     first.assign(n + 1, 0);
     in_degree.assign(n, 0);
@@ -51,7 +52,9 @@ struct successor_table {
       if (is_live(s, t)) targets[fill[s]++] = static_cast<std::uint32_t>(t);
     }
   }
-  [[nodiscard]] std::span<const std::uint32_t> of(vertex v) const { return {targets.data() + first[v], targets.data() + first[v + 1]}; }
+  [[nodiscard]] std::span<const std::uint32_t> of(vertex v) const {
+    return {targets.data() + first[v], targets.data() + first[v + 1]};
+  }
 };
 }  // namespace detail
 
@@ -90,15 +93,15 @@ template <class G>
     ++live;
     const op_kind op = role_of(g, v);
     kind[v] = op == op_kind::h2d_copy || op == op_kind::d2d_copy ? keyed_by_consumer
-              : op == op_kind::d2h_copy                           ? keyed_by_producer
-                                                                  : plain;
+              : op == op_kind::d2h_copy                          ? keyed_by_producer
+                                                                 : plain;
   }
   detail::successor_table next(g, kind, [&](vertex s, vertex t) {
     if (kind[s] == keyed_by_consumer) key[s] = std::min(key[s], static_cast<std::uint32_t>(t));
     if (kind[t] == keyed_by_producer) key[t] = std::min(key[t], static_cast<std::uint32_t>(s));
   });
   std::vector<std::uint32_t>& waiting = next.in_degree;  // counted down
-  using entry = std::uint64_t;  // key << 32 | vertex: both below 2^32 (successor_table checks)
+  using entry = std::uint64_t;                           // key << 32 | vertex: both below 2^32 (successor_table checks)
   std::priority_queue<entry, std::vector<entry>, std::greater<>> ready;
   for (vertex v = 0; v < n; ++v)
     if (kind[v] != erased && waiting[v] == 0) ready.push(std::uint64_t{key[v]} << 32 | v);
@@ -120,7 +123,10 @@ template <class G>
     while (!seen[v]) {
       seen[v] = 1;
       for (const auto e : boost::make_iterator_range(boost::in_edges(v, g)))
-        if (waiting[boost::source(e, g)] != 0) { v = boost::source(e, g); break; }
+        if (waiting[boost::source(e, g)] != 0) {
+          v = boost::source(e, g);
+          break;
+        }
     }
     throw graph_error("", display_name(g, v), "inputs", "cycle: the node depends on itself");
   }

@@ -46,19 +46,24 @@ inline std::optional<device> produces_on(op_kind op, device at) {
 
 // The messages of the two device checks below, out of line: they are built only for a bad graph,
 // and composing them inline put a chain of string temporaries into every model's instantiation.
-[[gnu::cold, gnu::noinline]] inline void report_produced_device(verify_report& r, const std::string& node, std::uint32_t k,
-                                                                op_kind op, device produced, device marked) {
+[[gnu::cold, gnu::noinline]] inline void report_produced_device(verify_report& r, const std::string& node,
+                                                                std::uint32_t k, op_kind op, device produced,
+                                                                device marked) {
   report(r, node, concat({"outputs[", std::to_string(k), "]"}),
-         concat({"a ", to_string(op), " produces on ", to_string(produced), " but the value is marked on ", to_string(marked)}));
+         concat({"a ", to_string(op), " produces on ", to_string(produced), " but the value is marked on ",
+                 to_string(marked)}));
 }
-[[gnu::cold, gnu::noinline]] inline std::string wrong_read(const std::string& value, device at, op_kind op, device runs_on,
-                                                          std::optional<device> wanted) {
-  if (wanted) return concat({"reads '", value, "' on ", to_string(at), " but a ", to_string(op), " reads on ", to_string(*wanted)});
-  return concat({"reads '", value, "' on ", to_string(at), " but a d2d_copy to ", to_string(runs_on), " reads from another device"});
+[[gnu::cold, gnu::noinline]] inline std::string wrong_read(const std::string& value, device at, op_kind op,
+                                                           device runs_on, std::optional<device> wanted) {
+  if (wanted)
+    return concat(
+        {"reads '", value, "' on ", to_string(at), " but a ", to_string(op), " reads on ", to_string(*wanted)});
+  return concat({"reads '", value, "' on ", to_string(at), " but a d2d_copy to ", to_string(runs_on),
+                 " reads from another device"});
 }
 // Reports bad_reads (slot, text) in slot order. Few: a node has a handful of operands.
-[[gnu::cold, gnu::noinline]] inline void report_bad_reads(verify_report& r, const std::string& node,
-                                                          std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
+[[gnu::cold, gnu::noinline]] inline void report_bad_reads(
+    verify_report& r, const std::string& node, std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
   for (std::size_t i = 1; i < bad_reads.size(); ++i)  // insertion sort: no std::sort instantiation
     for (std::size_t j = i; j > 0 && bad_reads[j] < bad_reads[j - 1]; --j) std::swap(bad_reads[j], bad_reads[j - 1]);
   for (auto& [slot, text] : bad_reads) report(r, node, concat({"inputs[", std::to_string(slot), "]"}), std::move(text));
@@ -80,7 +85,8 @@ void check_produced_devices(verify_report& r, const G& g, vertex v) {
 // verify_structure rejects (bad output index, erased producer) are skipped. `bad_reads` is
 // scratch space, kept by the caller across nodes.
 template <class G>
-void check_reads(verify_report& r, const G& g, vertex v, std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
+void check_reads(verify_report& r, const G& g, vertex v,
+                 std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
   const op_kind op = role_of(g, v);
   const device runs_on = node_device(g, v);
   const auto wanted = reads_on(op, runs_on);
@@ -90,7 +96,8 @@ void check_reads(verify_report& r, const G& g, vertex v, std::vector<std::pair<s
     if (is_erased(g, p) || g[e].output >= output_count(g, p)) continue;
     const value_ref value{p, g[e].output};
     const device at = location_of(g, value);
-    if ((wanted && at != *wanted) || (!wanted && op == op_kind::d2d_copy && (at.is_host() || at == runs_on))) [[unlikely]]
+    if ((wanted && at != *wanted) || (!wanted && op == op_kind::d2d_copy && (at.is_host() || at == runs_on)))
+        [[unlikely]]
       bad_reads.emplace_back(g[e].slot, wrong_read(value_name(g, value), at, op, runs_on, wanted));
   }
   if (!bad_reads.empty()) [[unlikely]]
@@ -100,9 +107,11 @@ void check_reads(verify_report& r, const G& g, vertex v, std::vector<std::pair<s
 // verify_propagation_input's checks of one live node v (propagate_device runs them in the sweep
 // that also counts the copies).
 template <class G>
-void check_propagation_input(verify_report& r, const G& g, vertex v, std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
+void check_propagation_input(verify_report& r, const G& g, vertex v,
+                             std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
   check_produced_devices(r, g, v);
-  if (const op_kind op = role_of(g, v); op == op_kind::d2h_copy || op == op_kind::d2d_copy) check_reads(r, g, v, bad_reads);
+  if (const op_kind op = role_of(g, v); op == op_kind::d2h_copy || op == op_kind::d2d_copy)
+    check_reads(r, g, v, bad_reads);
 }
 
 }  // namespace detail
@@ -128,7 +137,8 @@ template <class G>
 // Device consistency, per node in vertex order: first each output whose spec device disagrees with
 // where its producer puts it (field "outputs[k]"), then each operand read on the wrong device
 // (field "inputs[k]", by slot). Where a value lives is location_of(); a method input or constant
-// lives where its spec device says, else where its node's device says (cpu when unset). The output node accepts any device.
+// lives where its spec device says, else where its node's device says (cpu when unset). The output node accepts any
+// device.
 // Edges that verify_structure rejects (bad output index, erased producer) are skipped here.
 // Any graph model (the structural checks above are devpass::graph's: ids, kernels, specs).
 template <class G>

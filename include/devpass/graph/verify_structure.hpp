@@ -151,7 +151,8 @@ inline void prefetch_producers(const graph& g, vertex v) {
     // id
     if (id.empty()) {
       detail::report(r, "", "id", detail::node_ordinal(v) + " has an empty id");
-    } else if (const vertex first = first_with_id.find_or_insert(g, v, id, true); first != detail::first_id_index::none) {
+    } else if (const vertex first = first_with_id.find_or_insert(g, v, id, true);
+               first != detail::first_id_index::none) {
       detail::report(r, id, "id", "duplicate id (also " + detail::node_ordinal(first) + ")");
     } else if (ends_in_output_index(id)) {
       detail::report(r, id, "id", "an id cannot end in ':<digits>': references would read it as an output index");
@@ -173,12 +174,14 @@ inline void prefetch_producers(const graph& g, vertex v) {
     if (op == op_kind::output && !nd.outputs.empty())
       detail::report(r, id, "outputs", "the output node has no outputs, found " + std::to_string(nd.outputs.size()));
     if (is_copy(op) && nd.outputs.size() != 1)
-      detail::report(r, id, "outputs",
-                     "a " + std::string(to_string(op)) + " has exactly one output, found " + std::to_string(nd.outputs.size()));
+      detail::report(
+          r, id, "outputs",
+          "a " + std::string(to_string(op)) + " has exactly one output, found " + std::to_string(nd.outputs.size()));
     // A method input or constant is a value: without an output spec there is nothing to bind
     // or fill (the executor once read a spec that did not exist).
     if (is_source(op) && nd.outputs.empty())
-      detail::report(r, id, "outputs", std::string(op == op_kind::input ? "an input" : "a constant") + " needs an output");
+      detail::report(r, id, "outputs",
+                     std::string(op == op_kind::input ? "an input" : "a constant") + " needs an output");
     for (std::size_t k = 0; k < nd.outputs.size(); ++k)
       if (!checked_byte_size(nd.outputs[k].type, nd.outputs[k].shape))
         detail::report(r, id, "outputs",
@@ -196,12 +199,15 @@ inline void prefetch_producers(const graph& g, vertex v) {
     slot_uses.assign(nd.arity, 0);
     bool beyond_arity = false;
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
-      if (g[e].slot < nd.arity) ++slot_uses[g[e].slot];
-      else beyond_arity = true;
+      if (g[e].slot < nd.arity)
+        ++slot_uses[g[e].slot];
+      else
+        beyond_arity = true;
       if (boost::source(e, g) >= v) backward_edge = true;
     }
     for (std::uint32_t s = 0; s < nd.arity; ++s) {
-      if (slot_uses[s] == 0) detail::report(r, id, "inputs", "input " + std::to_string(s) + " is not connected");
+      if (slot_uses[s] == 0)
+        detail::report(r, id, "inputs", "input " + std::to_string(s) + " is not connected");
       else if (slot_uses[s] > 1)
         detail::report(r, id, "inputs",
                        "input " + std::to_string(s) + " is connected " + std::to_string(slot_uses[s]) + " times");
@@ -236,7 +242,8 @@ inline void prefetch_producers(const graph& g, vertex v) {
   first_with_id.release();
   if (output_nodes.empty()) detail::report(r, "", "nodes", "no output node");
   for (std::size_t i = 1; i < output_nodes.size(); ++i)
-    detail::report(r, g[output_nodes[i]].id, "op", "a second output node (the first is '" + g[output_nodes[0]].id + "')");
+    detail::report(r, g[output_nodes[i]].id, "op",
+                   "a second output node (the first is '" + g[output_nodes[0]].id + "')");
 
   // A cycle is rare and needs a node named; the check for one needs no particular order. Kahn's
   // algorithm with a plain stack decides it in O(V + E) (topological_order's priority queue costs

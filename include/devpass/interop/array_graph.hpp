@@ -62,7 +62,7 @@ struct propagation_arrays {
   // Per value of the caller's nodes (node i's values start at the sum of the earlier output
   // counts): where the pass placed it, or `unmarked`.
   std::vector<device_code> value_marks;
-  std::vector<device_code> node_devices;   // per caller's node, after the pass (skip_h2d moves inputs)
+  std::vector<device_code> node_devices;    // per caller's node, after the pass (skip_h2d moves inputs)
   std::vector<std::uint32_t> erased_nodes;  // caller's nodes the pass removed (copies the input held)
   copy_census before, after;
   std::size_t copies_removed = 0;  // copies the pass made or found and then removed (round trips elided)
@@ -94,7 +94,9 @@ using array_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidir
 template <>
 struct devpass::graph_model<devpass::interop::array_graph> {
   using G = interop::array_graph;
-  static interop::device_code& mark(G& g, value_ref x) { return g[boost::graph_bundle].marks[g[x.producer].first_value + x.output]; }
+  static interop::device_code& mark(G& g, value_ref x) {
+    return g[boost::graph_bundle].marks[g[x.producer].first_value + x.output];
+  }
   static interop::device_code mark(const G& g, value_ref x) {
     return g[boost::graph_bundle].marks[g[x.producer].first_value + x.output];
   }
@@ -136,7 +138,8 @@ struct devpass::graph_model<devpass::interop::array_graph> {
 namespace devpass::interop {
 
 namespace detail {
-[[noreturn]] inline void refuse(const graph_arrays& a, std::size_t node, const std::string& field, const std::string& problem) {
+[[noreturn]] inline void refuse(const graph_arrays& a, std::size_t node, const std::string& field,
+                                const std::string& problem) {
   const std::string name = node < a.names.size() ? a.names[node] : "node #" + std::to_string(node);
   throw graph_error("", name, field, problem);
 }
@@ -148,17 +151,21 @@ namespace detail {
   const std::size_t n = a.roles.size();
   if (a.devices.size() != n || a.output_counts.size() != n || a.operand_offsets.size() != n + 1 ||
       (!a.names.empty() && a.names.size() != n))
-    throw std::invalid_argument("graph arrays: roles, devices, output_counts" + std::string(a.names.empty() ? "" : ", names") +
-                                " need one entry per node and operand_offsets one more (" + std::to_string(n) + " nodes)");
+    throw std::invalid_argument(
+        "graph arrays: roles, devices, output_counts" + std::string(a.names.empty() ? "" : ", names") +
+        " need one entry per node and operand_offsets one more (" + std::to_string(n) + " nodes)");
   if (a.operand_offsets[0] != 0 || a.operand_offsets[n] != a.operand_nodes.size() ||
       a.operand_nodes.size() != a.operand_outputs.size())
-    throw std::invalid_argument("graph arrays: operand_offsets must run from 0 to the number of operands, "
-                                "and operand_nodes and operand_outputs be that long");
+    throw std::invalid_argument(
+        "graph arrays: operand_offsets must run from 0 to the number of operands, "
+        "and operand_nodes and operand_outputs be that long");
   array_graph g(n, array_values{{}, a.names});
   auto& marks = g[boost::graph_bundle].marks;
   for (std::size_t i = 0; i < n; ++i) {
-    if (a.roles[i] > static_cast<std::uint8_t>(op_kind::output)) detail::refuse(a, i, "role", "unknown role " + std::to_string(a.roles[i]));
-    if (a.devices[i] < host_code) detail::refuse(a, i, "device", "device code " + std::to_string(a.devices[i]) + " (-1 is the host, k is cuda:k)");
+    if (a.roles[i] > static_cast<std::uint8_t>(op_kind::output))
+      detail::refuse(a, i, "role", "unknown role " + std::to_string(a.roles[i]));
+    if (a.devices[i] < host_code)
+      detail::refuse(a, i, "device", "device code " + std::to_string(a.devices[i]) + " (-1 is the host, k is cuda:k)");
     array_vertex& v = g[i];
     v.role = static_cast<op_kind>(a.roles[i]);
     v.device = a.devices[i];
@@ -169,7 +176,8 @@ namespace detail {
   }
   if (!a.value_marks.empty()) {
     if (a.value_marks.size() != marks.size())
-      throw std::invalid_argument("graph arrays: value_marks needs one entry per value (" + std::to_string(marks.size()) + ")");
+      throw std::invalid_argument("graph arrays: value_marks needs one entry per value (" +
+                                  std::to_string(marks.size()) + ")");
     for (std::size_t i = 0; i < n; ++i)
       for (std::uint32_t k = 0; k < a.output_counts[i]; ++k) {
         const device_code m = a.value_marks[g[i].first_value + k];
@@ -179,15 +187,18 @@ namespace detail {
   }
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t begin = a.operand_offsets[i], end = a.operand_offsets[i + 1];
-    if (begin > end || end > a.operand_nodes.size()) detail::refuse(a, i, "operands", "operand_offsets decrease or run past the operands");
+    if (begin > end || end > a.operand_nodes.size())
+      detail::refuse(a, i, "operands", "operand_offsets decrease or run past the operands");
     for (std::uint32_t k = begin; k < end; ++k) {
       const std::uint32_t producer = a.operand_nodes[k], output = a.operand_outputs[k];
       if (producer >= i)
-        detail::refuse(a, i, "inputs", "slot " + std::to_string(k - begin) + " reads node #" + std::to_string(producer) +
-                                           ", not an earlier node (the arrays must be in topological order)");
+        detail::refuse(a, i, "inputs",
+                       "slot " + std::to_string(k - begin) + " reads node #" + std::to_string(producer) +
+                           ", not an earlier node (the arrays must be in topological order)");
       if (output >= a.output_counts[producer])
-        detail::refuse(a, i, "inputs", "slot " + std::to_string(k - begin) + " reads output " + std::to_string(output) +
-                                           " of a node with " + std::to_string(a.output_counts[producer]) + " outputs");
+        detail::refuse(a, i, "inputs",
+                       "slot " + std::to_string(k - begin) + " reads output " + std::to_string(output) +
+                           " of a node with " + std::to_string(a.output_counts[producer]) + " outputs");
       connect(g, value_ref{producer, output}, i, k - begin);
     }
   }

@@ -57,10 +57,11 @@ inline placement_arrays place_intervals(const interval_arrays& values, std::uint
                                   " is not below arena_count " + std::to_string(values.arena_count));
     if (values.last[i] < values.first[i])
       throw std::invalid_argument("interval arrays: value " + std::to_string(i) + ": last step " +
-                                  std::to_string(values.last[i]) + " is before its first " + std::to_string(values.first[i]));
+                                  std::to_string(values.last[i]) + " is before its first " +
+                                  std::to_string(values.first[i]));
     if (values.size[i] > ~std::uint64_t{0} - align)
-      throw std::invalid_argument("interval arrays: value " + std::to_string(i) + ": size " + std::to_string(values.size[i]) +
-                                  " overflows when aligned");
+      throw std::invalid_argument("interval arrays: value " + std::to_string(i) + ": size " +
+                                  std::to_string(values.size[i]) + " overflows when aligned");
     arenas[a].push_back({values.first[i], values.last[i], (values.size[i] + align - 1) / align * align, 0, {}});
     members[a].push_back(i);
   }
@@ -99,7 +100,8 @@ inline placement_arrays place_intervals(const interval_arrays& values, std::uint
     // caller's order among values defined at one step, so ties break the same way every run.
     std::vector<std::size_t> order(items.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return items[x].first < items[y].first; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t x, std::size_t y) { return items[x].first < items[y].first; });
     std::vector<devpass::detail::plan_item> sorted;
     sorted.reserve(items.size());
     for (const std::size_t j : order) sorted.push_back(items[j]);

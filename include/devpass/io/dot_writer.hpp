@@ -65,9 +65,10 @@ inline void write_dot(const graph& g, std::ostream& os) {
   std::string out;
   out += "digraph ";
   detail::append_dot_string(out, method_name(g));
-  out += " {\n  rankdir=TB;\n"
-         "  node [fontname=\"Helvetica\", fontsize=10, shape=box, style=\"filled,rounded\"];\n"
-         "  edge [fontname=\"Helvetica\", fontsize=9];\n";
+  out +=
+      " {\n  rankdir=TB;\n"
+      "  node [fontname=\"Helvetica\", fontsize=10, shape=box, style=\"filled,rounded\"];\n"
+      "  edge [fontname=\"Helvetica\", fontsize=9];\n";
   const std::size_t n = boost::num_vertices(g);
   for (vertex v = 0; v < n; ++v) {
     const node& nd = g[v];
@@ -103,8 +104,10 @@ inline void write_dot(const graph& g, std::ostream& os) {
       const node& producer = g[p];
       std::string label;
       if (producer.outputs.size() > 1) label = ":" + std::to_string(g[e].output) + " ";
-      if (g[e].output < producer.outputs.size()) label += format_bytes(producer.outputs[g[e].output].byte_size());
-      else label += "?";
+      if (g[e].output < producer.outputs.size())
+        label += format_bytes(producer.outputs[g[e].output].byte_size());
+      else
+        label += "?";
       out += "  n" + std::to_string(p) + " -> n" + std::to_string(v) + " [label=";
       detail::append_dot_string(out, label);
       out += "];\n";

@@ -23,7 +23,8 @@
 // devpass::io is defined without simdjson too (CMakeLists.txt), so that a program linking it
 // learns what is missing here rather than from CMake's "target not found".
 #ifdef DEVPASS_IO_WITHOUT_SIMDJSON
-#error "devpass: the devpass.graph/1 reader needs simdjson, which was not found when devpass was configured: install it (Debian: libsimdjson-dev) and configure again"
+#error \
+    "devpass: the devpass.graph/1 reader needs simdjson, which was not found when devpass was configured: install it (Debian: libsimdjson-dev) and configure again"
 #endif
 
 #include <cstdio>

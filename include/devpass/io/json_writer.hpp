@@ -80,11 +80,14 @@ inline void write_node(write_buffer& out, const graph& g, vertex v, std::vector<
       if (g[e].slot < n.arity) inputs[g[e].slot] = value_ref{boost::source(e, g), g[e].output};
     out.text(",\"inputs\":[");
     for (std::uint32_t s = 0; s < n.arity; ++s) {
-      if (inputs[s].producer == unconnected) throw graph_error("", n.id, "inputs", "input " + std::to_string(s) + " is not connected");
+      if (inputs[s].producer == unconnected)
+        throw graph_error("", n.id, "inputs", "input " + std::to_string(s) + " is not connected");
       if (s != 0) out.text(',');
       const value_ref in = inputs[s];
-      if (in.output == 0) out.json_string(g[in.producer].id);
-      else out.json_string_with_output(g[in.producer].id, in.output);
+      if (in.output == 0)
+        out.json_string(g[in.producer].id);
+      else
+        out.json_string_with_output(g[in.producer].id, in.output);
     }
     out.text(']');
   }
@@ -105,7 +108,8 @@ inline void write_node(write_buffer& out, const graph& g, vertex v, std::vector<
 
 // The nodes to write: `order`, checked to name every live node once, or a topological order
 // made in `made`. Returns which, without copying `order`.
-inline const std::vector<vertex>& write_order(const graph& g, const std::vector<vertex>* order, std::vector<vertex>& made) {
+inline const std::vector<vertex>& write_order(const graph& g, const std::vector<vertex>* order,
+                                              std::vector<vertex>& made) {
   if (!order) return made = topological_order(g);
   const std::size_t n = boost::num_vertices(g);
   std::vector<char> seen(n, 0);

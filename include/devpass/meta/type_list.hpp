@@ -50,7 +50,8 @@ struct index_of;
 template <class T, class... Ts>
 struct index_of<T, type_list<T, Ts...>> : std::integral_constant<std::size_t, 0> {};
 template <class T, class U, class... Ts>
-struct index_of<T, type_list<U, Ts...>> : std::integral_constant<std::size_t, 1 + index_of<T, type_list<Ts...>>::value> {};
+struct index_of<T, type_list<U, Ts...>>
+    : std::integral_constant<std::size_t, 1 + index_of<T, type_list<Ts...>>::value> {};
 
 // True when every element of Sub is in Super.
 template <class Sub, class Super>

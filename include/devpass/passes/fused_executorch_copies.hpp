@@ -40,12 +40,14 @@ struct plan {
   std::vector<std::uint8_t> flags;         // per value: value_flag
   std::size_t h2d_kept = 0, d2h_kept = 0;  // the copies to make
   bool elide = false;
-  phase_result input, output, elision;     // insert-input-copies, insert-output-copies, elide-round-trips
+  phase_result input, output, elision;  // insert-input-copies, insert-output-copies, elide-round-trips
 };
 
 // Does insert-input-copies copy value x (location `at`, flags `f`) into a slot of a delegate on
 // `consumer` (executorch_copies_in)? And does elide-round-trips then remove that copy again?
-constexpr bool copies_in(std::uint8_t f, device at, device consumer) { return copies_into_delegate(f & placed, at, consumer); }
+constexpr bool copies_in(std::uint8_t f, device at, device consumer) {
+  return copies_into_delegate(f & placed, at, consumer);
+}
 constexpr bool elided(bool elide, device at, device consumer) { return elide && !at.is_host() && at == consumer; }
 
 // Does `consumer` read a value on the host, so that insert-output-copies moves it to the d2h?
@@ -129,8 +131,10 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
       ++in.nodes_added;
       in.matches_tried += s + 1;
       p.input.copies_made.add(op_kind::h2d_copy, value_bytes(g, x));
-      if (elided(elide, p.location[xi], at)) ++h2d_elided;
-      else f |= keeps_h2d, ++p.h2d_kept;
+      if (elided(elide, p.location[xi], at))
+        ++h2d_elided;
+      else
+        f |= keeps_h2d, ++p.h2d_kept;
       // The rewrite touched the producer: visited again once if the sweep had passed it (a
       // device delegate tries each of its slots; no other node matches the table's pattern).
       const vertex producer = x.producer;
@@ -211,7 +215,8 @@ void materialise_executorch_copies(G& g, const fused::plan& p) {
       const value_ref x = slots[s];
       const std::uint32_t xi = p.first_value[x.producer] + x.output;
       if (!copies_in(p.flags[xi], p.location[xi], at) || elided(p.elide, p.location[xi], at)) continue;
-      const vertex copy = add_copy_vertex(g, ids, copy_request{op_kind::h2d_copy, at, x, copy_naming::after_use, {k, s}});
+      const vertex copy =
+          add_copy_vertex(g, ids, copy_request{op_kind::h2d_copy, at, x, copy_naming::after_use, {k, s}});
       connect(g, x, copy, 0);
       set_operand(g, k, s, value_ref{copy, 0});
     }

@@ -8,11 +8,11 @@
 // (docs/pipelines.md, "Where Hana earns its place", has the compile-time cost).
 #pragma once
 
+#include <array>
 #include <boost/hana/accessors.hpp>
 #include <boost/hana/adapt_struct.hpp>
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/string.hpp>
-#include <array>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -43,7 +43,8 @@ inline constexpr knob_help propagate_knob_help[] = {
     {"share_copies", "the devpass copy sharing (one copy per value and device); false: ExecuTorch's copies"},
     {"elide_round_trips", "compile the round-trip elision phase in"},
     {"runtime_selected", "compile every phase in and let the run-time options choose"},
-    {"fuse_executorch_copies", "ExecuTorch's insert and elide phases as one planned pass (the same graph; false: literal)"},
+    {"fuse_executorch_copies",
+     "ExecuTorch's insert and elide phases as one planned pass (the same graph; false: literal)"},
 };
 
 template <std::size_t N>

@@ -46,8 +46,10 @@ struct census_watch {
 struct elide_shared_round_trips : elide_round_trips {
   template <class Policy>
   static constexpr bool compiled_in =
-      elide_round_trips::compiled_in<Policy> && for_copy_policy<copy_policy::devpass>::compiled_in<Policy>;
-  bool active(const propagate_options& o) const { return elide_round_trips::active(o) && o.policy == copy_policy::devpass; }
+      elide_round_trips::compiled_in<Policy>&& for_copy_policy<copy_policy::devpass>::compiled_in<Policy>;
+  bool active(const propagate_options& o) const {
+    return elide_round_trips::active(o) && o.policy == copy_policy::devpass;
+  }
 };
 
 // The stock pipeline. Each run takes one copy policy's phases: executorch_copies (ExecuTorch's
@@ -85,7 +87,8 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   Options effective = options;
   // The devpass insertion never makes a round trip: it copies a device value straight to where it
   // is read (a d2d between devices), and only host readers get a d2h. So on a graph with no copy
-  // in it there is nothing to elide, and the elision sweep (a tenth of the pass) is skipped. Tested: tests/test_propagate_properties.cpp runs the elision table after such runs.
+  // in it there is nothing to elide, and the elision sweep (a tenth of the pass) is skipped. Tested:
+  // tests/test_propagate_properties.cpp runs the elision table after such runs.
   if (effective.policy == copy_policy::devpass && stats.before.copies() == 0) effective.elide = false;
   census_watch<Instrumentation> watch{instrumentation};
   phases.template run<Policy>(g, effective, watch);

@@ -63,18 +63,22 @@ struct policy_of {
 // member of its own, would have it silently ignored, so it does not compile.
 template <class Policy>
 consteval propagate_knobs knobs_of() {
-  constexpr bool knobs_as_static_members =
-      requires { Policy::share_copies; } || requires { Policy::elide_round_trips; } || requires { Policy::runtime_selected; } ||
-      requires { Policy::fuse_executorch_copies; };
+  constexpr bool knobs_as_static_members = requires { Policy::share_copies; }
+  || requires { Policy::elide_round_trips; }
+  || requires { Policy::runtime_selected; }
+  || requires { Policy::fuse_executorch_copies; };
   static_assert(!knobs_as_static_members,
                 "devpass: a policy sets its knobs in `static constexpr propagate_knobs knobs{...}`, not as static "
                 "members (share_copies, elide_round_trips, runtime_selected, fuse_executorch_copies)");
   constexpr bool has_knobs = requires {
     { Policy::knobs } -> std::convertible_to<propagate_knobs>;
   };
-  static_assert(has_knobs, "devpass: a propagation policy needs `static constexpr devpass::propagate_knobs knobs{...}`");
-  if constexpr (has_knobs) return Policy::knobs;
-  else return {};
+  static_assert(has_knobs,
+                "devpass: a propagation policy needs `static constexpr devpass::propagate_knobs knobs{...}`");
+  if constexpr (has_knobs)
+    return Policy::knobs;
+  else
+    return {};
 }
 
 // Throws config_error for option combinations that cannot work.

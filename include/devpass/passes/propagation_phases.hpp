@@ -86,9 +86,11 @@ inline constexpr auto executorch_copies_in = satisfies(
 // ExecuTorch refuses skip_h2d for a method input that more than one node reads. `readers` in
 // file order (uses() sorts them). Out of line: the message is built once, not in every rule.
 template <class G>
-[[noreturn, gnu::cold, gnu::noinline]] void refuse_shared_method_input(const G& g, value_ref input, const std::vector<use>& readers) {
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_shared_method_input(const G& g, value_ref input,
+                                                                       const std::vector<use>& readers) {
   std::string problem = "skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), this one has ";
-  for (std::size_t i = 0; i < readers.size(); ++i) problem.append(i ? ", '" : "'").append(display_name(g, readers[i].consumer)).append("'");
+  for (std::size_t i = 0; i < readers.size(); ++i)
+    problem.append(i ? ", '" : "'").append(display_name(g, readers[i].consumer)).append("'");
   throw graph_error("", display_name(g, input.producer), "consumers", std::move(problem));
 }
 
@@ -102,15 +104,18 @@ inline void place_input(const auto& ctx, value_ref input, value_ref consumer) {
   set_source_device(ctx.g, input.producer, where);  // the format: an input's device is where the caller provides it
 }
 
-inline constexpr auto place_inputs_table = make_table(
-    on_use(delegate.as(d), input.as(x))[device_delegate(d) && skip_h2d && on_host(x)] /
-    apply([](auto& ctx, value_ref input, value_ref consumer) {
-      place_input(ctx, input, consumer);
-      ctx.touch_uses(input);
-    }, x, d));
+inline constexpr auto place_inputs_table =
+    make_table(on_use(delegate.as(d), input.as(x))[device_delegate(d) && skip_h2d && on_host(x)] /
+               apply(
+                   [](auto& ctx, value_ref input, value_ref consumer) {
+                     place_input(ctx, input, consumer);
+                     ctx.touch_uses(input);
+                   },
+                   x, d));
 
-inline constexpr auto executorch_input_table = make_table(
-    on_use(delegate.as(d), any.as(x))[device_delegate(d) && executorch_copies_in] / copy_into_use<op_kind::h2d_copy>(x, d));
+inline constexpr auto executorch_input_table =
+    make_table(on_use(delegate.as(d), any.as(x))[device_delegate(d) && executorch_copies_in] /
+               copy_into_use<op_kind::h2d_copy>(x, d));
 
 inline constexpr auto needs_host_copy_executorch = satisfies(
     [](const auto& ctx, value_ref v) {
@@ -137,8 +142,9 @@ struct executorch_moves {
 // which ExecuTorch's phases treat alike. The h2d copies phase 1 made are read by their delegate
 // alone, so on ExecuTorch's own graphs this is exactly its phase 2. One rule at every output: a
 // rule per producer kind cost 10% more matching (measured with callgrind on the 100k bench graph).
-inline constexpr auto executorch_output_table = make_table(
-    each_output(any.as(d))[on_device(d) && needs_host_copy_executorch] / copy_after<op_kind::d2h_copy>(d, executorch_moves{}));
+inline constexpr auto executorch_output_table =
+    make_table(each_output(any.as(d))[on_device(d) && needs_host_copy_executorch] /
+               copy_after<op_kind::d2h_copy>(d, executorch_moves{}));
 
 // devpass: one copy per (value, device), shared by every consumer.
 inline constexpr auto consumer_reads_host = satisfies(
@@ -193,8 +199,8 @@ inline bool copies_enabled(const propagate_options& o) { return o.enable_non_cpu
 template <copy_policy Which>
 struct for_copy_policy {
   template <class Policy>
-  static constexpr bool compiled_in =
-      knobs_of<Policy>().runtime_selected || knobs_of<Policy>().share_copies == (Which == copy_policy::devpass);
+  static constexpr bool compiled_in = knobs_of<Policy>().runtime_selected
+                                      || knobs_of<Policy>().share_copies == (Which == copy_policy::devpass);
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.policy == Which; }
 };
 
@@ -250,7 +256,8 @@ struct annotate_devices {
   template <class G>
   phase_result run(G& g, const propagate_options&) const {
     for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v)
-      for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) mark_device(g, {v, k}, location_of(g, {v, k}));
+      for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k)
+        mark_device(g, {v, k}, location_of(g, {v, k}));
     return {};
   }
 };

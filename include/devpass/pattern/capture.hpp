@@ -23,7 +23,8 @@ using meta::join_t;
 using meta::type_list;
 using meta::unique;
 template <class... Lists>
-using concat_t [[deprecated("devpass: pattern::concat_t is meta::join_t (devpass::concat joins strings)")]] = meta::join_t<Lists...>;
+using concat_t [[deprecated("devpass: pattern::concat_t is meta::join_t (devpass::concat joins strings)")]] =
+    meta::join_t<Lists...>;
 
 template <fixed_string Name>
 struct cap {

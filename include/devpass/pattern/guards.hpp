@@ -69,7 +69,11 @@ struct value_guard : guard_base<value_guard<Tag, F, Caps...>> {
     if (test(ctx, caps)) return std::nullopt;
     std::string why = describe() + " is false:";
     std::size_t i = 0;
-    ((why.append(i++ ? ", " : " ").append(Caps::name()).append(" = ").append(detail::value_text(ctx.g, caps.get(Caps{})))), ...);
+    ((why.append(i++ ? ", " : " ")
+          .append(Caps::name())
+          .append(" = ")
+          .append(detail::value_text(ctx.g, caps.get(Caps{})))),
+     ...);
     return why;
   }
 };

@@ -5,7 +5,8 @@
 //   op       := input | constant | delegate | call | h2d_copy | d2h_copy | d2d_copy | output
 //   operands := pattern, ...   (operand i is matched against input slot i; with operands given the
 //                               node's arity must equal their number; without, any operands)
-// A pattern matches a value (producer node, output index) of any graph model (graph_model.hpp). Captures bind values. Matching writes
+// A pattern matches a value (producer node, output index) of any graph model (graph_model.hpp). Captures bind values.
+// Matching writes
 // into scratch captures that the driver only publishes when the whole rule matched.
 // Every pattern can describe() itself; explain(p, g, v) says why it does not match a value, by
 // running the same match() with a reason to fill (no second, hand-written matcher to drift).
@@ -123,15 +124,16 @@ struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
     }
     if (const op_kind op = role_of(g, v.producer); op != Kind) {
       why.set([&] {
-        return devpass::concat({"node '", display_name(g, v.producer), "' is ", to_string(op), ", expected ", to_string(Kind)});
+        return devpass::concat(
+            {"node '", display_name(g, v.producer), "' is ", to_string(op), ", expected ", to_string(Kind)});
       });
       return false;
     }
     if constexpr (HasOperands) {
       if (const std::uint32_t arity = arity_of(g, v.producer); arity != sizeof...(Operands)) {
         why.set([&] {
-          return devpass::concat({"node '", display_name(g, v.producer), "' has ", std::to_string(arity), " operands, expected ",
-                         std::to_string(sizeof...(Operands))});
+          return devpass::concat({"node '", display_name(g, v.producer), "' has ", std::to_string(arity),
+                                  " operands, expected ", std::to_string(sizeof...(Operands))});
         });
         return false;
       }
@@ -161,14 +163,18 @@ struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
   static bool match_operand(const G& g, vertex consumer, std::uint32_t slot, Caps& caps, Why& why) {
     const auto value = operand(g, consumer, slot);
     if (!value) {
-      why.set([&] { return devpass::concat({"operand ", std::to_string(slot), " of '", display_name(g, consumer), "' is not connected"}); });
+      why.set([&] {
+        return devpass::concat(
+            {"operand ", std::to_string(slot), " of '", display_name(g, consumer), "' is not connected"});
+      });
       return false;
     }
     if constexpr (std::remove_cvref_t<Why>::wanted) {
       reason inner;
       if (P{}.match(g, *value, caps, inner)) return true;
       why.set([&] {
-        return devpass::concat({"operand ", std::to_string(slot), " of '", display_name(g, consumer), "': ", inner.text.value_or("no match")});
+        return devpass::concat({"operand ", std::to_string(slot), " of '", display_name(g, consumer),
+                                "': ", inner.text.value_or("no match")});
       });
       return false;
     } else {

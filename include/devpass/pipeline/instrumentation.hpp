@@ -84,7 +84,8 @@ struct print_after_each {
 class verify_failure : public std::runtime_error {
  public:
   verify_failure(std::string phase, const verify_report& report)
-      : std::runtime_error("verification failed after " + phase + ":\n" + report.to_string()), phase_(std::move(phase)) {}
+      : std::runtime_error("verification failed after " + phase + ":\n" + report.to_string()),
+        phase_(std::move(phase)) {}
   [[nodiscard]] const std::string& phase() const noexcept { return phase_; }
 
  private:

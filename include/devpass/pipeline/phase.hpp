@@ -32,8 +32,10 @@ struct no_instrumentation {
 // says nothing is taken to look. `bool inspects_graph() const` answers (may be static constexpr).
 template <class Instrumentation>
 [[nodiscard]] constexpr bool inspects_graph(const Instrumentation& instrumentation) {
-  if constexpr (requires { instrumentation.inspects_graph(); }) return instrumentation.inspects_graph();
-  else return true;
+  if constexpr (requires { instrumentation.inspects_graph(); })
+    return instrumentation.inspects_graph();
+  else
+    return true;
 }
 
 }  // namespace devpass::pipeline

@@ -36,7 +36,9 @@ using meta::type_list;
 // Capabilities phases require and provide are any types (devpass's own: passes/capabilities.hpp).
 // One with `static constexpr bool given_by_input = true` holds before the first phase.
 template <class Capability>
-inline constexpr bool given_by_input = requires { requires Capability::given_by_input; };
+inline constexpr bool given_by_input = requires {
+  requires Capability::given_by_input;
+};
 
 namespace detail {
 template <class Phase>
@@ -63,11 +65,13 @@ concept named = requires {
 template <class Phase>
 concept expects = declares_expects<Phase>;
 template <class Phase>
-concept provides = requires { requires meta::is_type_list_v<typename Phase::provides>; };
+concept provides = requires {
+  requires meta::is_type_list_v<typename Phase::provides>;
+};
 }  // namespace phase_requirements
 template <class Phase>
-concept phase = phase_requirements::named<Phase> && phase_requirements::expects<Phase> &&
-                phase_requirements::provides<Phase>;
+concept phase =
+    phase_requirements::named<Phase> && phase_requirements::expects<Phase> && phase_requirements::provides<Phase>;
 
 namespace detail {
 // phase<Phase>, asserted one requirement at a time: the first error line says what is missing.
@@ -87,7 +91,7 @@ template <class Required, class Provided>
 struct all_met;
 template <class... Required, class Provided>
 struct all_met<type_list<Required...>, Provided>
-    : std::bool_constant<((given_by_input<Required> || meta::contains_v<Required, Provided>) && ...)> {};
+    : std::bool_constant<((given_by_input<Required> || meta::contains_v<Required, Provided>)&&...)> {};
 template <class Provided>
 struct all_met<void, Provided> : std::false_type {};  // no `expects`: reported on its own
 
@@ -125,8 +129,10 @@ struct compiled_order_check<Policy, Provided, Phase, Rest...> {
 
 template <class Phase, class Options>
 bool phase_active(const Phase& phase, const Options& options) {
-  if constexpr (requires { phase.active(options); }) return phase.active(options);
-  else return true;
+  if constexpr (requires { phase.active(options); })
+    return phase.active(options);
+  else
+    return true;
 }
 
 template <class... Phases>

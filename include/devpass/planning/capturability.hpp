@@ -97,7 +97,9 @@ struct capture_verdict {
         flags.resize(g[out.producer].outputs.size(), 0);
         flags[out.output] = 1;
       }
-  const auto is_method_output = [&](value_ref x) { return x.output < is_output[x.producer].size() && is_output[x.producer][x.output]; };
+  const auto is_method_output = [&](value_ref x) {
+    return x.output < is_output[x.producer].size() && is_output[x.producer][x.output];
+  };
 
   // Blockers: each value device work touches on a device, once per producer.
   std::vector<char> checked(boost::num_vertices(g), 0);
@@ -112,9 +114,9 @@ struct capture_verdict {
                                      value_name(g, x) + "' on " + to_string(at) +
                                      " has no planned buffer: its address changes with every call"});
     else
-      verdict.reasons.push_back({p.id, capture_cause::runtime_allocation,
-                                 "'" + value_name(g, x) + "' on " + to_string(at) +
-                                     " has no planned buffer: it is allocated at every run"});
+      verdict.reasons.push_back(
+          {p.id, capture_cause::runtime_allocation,
+           "'" + value_name(g, x) + "' on " + to_string(at) + " has no planned buffer: it is allocated at every run"});
   };
 
   capture_segment current;
@@ -149,11 +151,13 @@ struct capture_verdict {
       for (const value_ref in : operands(g, v))
         if (d2h_in_current[in.producer]) waits = true, read = value_name(g, in);
       pending_splits.push_back(verdict.reasons.size());
-      verdict.reasons.push_back(
-          waits ? capture_reason{n.id, capture_cause::host_reads_device_value,
-                                 "reads '" + read + "', which a d2h_copy of the device work before it produced: the host waits for the device"}
-                : capture_reason{n.id, capture_cause::host_work,
-                                 std::string("a ") + std::string(to_string(n.op)) + " on the host between device work"});
+      verdict.reasons.push_back(waits ? capture_reason{n.id, capture_cause::host_reads_device_value,
+                                                       "reads '" + read +
+                                                           "', which a d2h_copy of the device work before it produced: "
+                                                           "the host waits for the device"}
+                                      : capture_reason{n.id, capture_cause::host_work,
+                                                       std::string("a ") + std::string(to_string(n.op)) +
+                                                           " on the host between device work"});
     }
   }
   close_segment();
@@ -163,10 +167,14 @@ struct capture_verdict {
 
   bool blocked = false;
   for (const auto& r : verdict.reasons) blocked = blocked || r.blocks();
-  if (blocked) verdict.kind = capture_kind::not_capturable;
-  else if (verdict.segments.empty()) verdict.kind = capture_kind::no_device_work;
-  else if (verdict.segments.size() == 1) verdict.kind = capture_kind::one_graph;
-  else verdict.kind = capture_kind::segments;
+  if (blocked)
+    verdict.kind = capture_kind::not_capturable;
+  else if (verdict.segments.empty())
+    verdict.kind = capture_kind::no_device_work;
+  else if (verdict.segments.size() == 1)
+    verdict.kind = capture_kind::one_graph;
+  else
+    verdict.kind = capture_kind::segments;
   return verdict;
 }
 
@@ -185,7 +193,8 @@ struct capture_verdict {
     text += "  segment " + std::to_string(s + 1) + ": " + std::to_string(nodes.size()) + " nodes, '" +
             g[nodes.front()].id + "' .. '" + g[nodes.back()].id + "'\n";
   }
-  for (const auto& r : v.reasons) text += "  node '" + r.node + "': " + std::string(to_string(r.cause)) + ": " + r.detail + "\n";
+  for (const auto& r : v.reasons)
+    text += "  node '" + r.node + "': " + std::string(to_string(r.cause)) + ": " + r.detail + "\n";
   return text;
 }
 

@@ -2,8 +2,8 @@
 //
 // The order is graph.hpp's topological_order: Kahn's algorithm taking the ready node with the
 // smallest key (a vertex index; an h2d or d2d copy counts as its first consumer, a d2h copy as
-// its producer, so copies run just in time), so it is deterministic and keeps a graph already in topological vertex order as it
-// is. Step s is order[s]; erased nodes have no step.
+// its producer, so copies run just in time), so it is deterministic and keeps a graph already in topological vertex
+// order as it is. Step s is order[s]; erased nodes have no step.
 #pragma once
 
 #include <cstdint>

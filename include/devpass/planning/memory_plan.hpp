@@ -23,8 +23,8 @@ struct planned_buffer {
 };
 
 struct memory_plan {
-  std::vector<vertex> order;             // execution order the lifetimes were computed on
-  std::vector<planned_buffer> buffers;   // buffers[i].mem_id == i; buffers[0] is the reserved slot
+  std::vector<vertex> order;            // execution order the lifetimes were computed on
+  std::vector<planned_buffer> buffers;  // buffers[i].mem_id == i; buffers[0] is the reserved slot
 
   [[nodiscard]] std::size_t buffer_count() const noexcept { return buffers.empty() ? 0 : buffers.size() - 1; }
 };

@@ -103,11 +103,11 @@ class placed_index {
 // The order values are placed in. Greedy by size (TFLite, ExecuTorch) places the largest first;
 // the others break its ties or weigh lifetimes, and win on some graphs where it leaves holes.
 enum class placement_order : std::uint8_t {
-  size,           // size desc, then definition order
-  size_then_life, // size desc, then longer lifetime first
-  area,           // size * lifetime desc (bytes x steps), then size desc
-  life,           // longer lifetime first, then size desc (long-lived values at the bottom)
-  definition,     // definition order (what an online allocator would do)
+  size,            // size desc, then definition order
+  size_then_life,  // size desc, then longer lifetime first
+  area,            // size * lifetime desc (bytes x steps), then size desc
+  life,            // longer lifetime first, then size desc (long-lived values at the bottom)
+  definition,      // definition order (what an online allocator would do)
 };
 
 // The sequence `items` (sorted by `first`) are placed in under `order`: item indices.
@@ -127,7 +127,9 @@ inline std::vector<std::uint32_t> placement_sequence(const std::vector<plan_item
     switch (order) {
       case placement_order::size: keys[i] = {item.size, 0, static_cast<std::uint32_t>(i)}; break;
       case placement_order::size_then_life: keys[i] = {item.size, length, static_cast<std::uint32_t>(i)}; break;
-      case placement_order::area: keys[i] = {saturating_mul(item.size, length), item.size, static_cast<std::uint32_t>(i)}; break;
+      case placement_order::area:
+        keys[i] = {saturating_mul(item.size, length), item.size, static_cast<std::uint32_t>(i)};
+        break;
       case placement_order::life: keys[i] = {length, item.size, static_cast<std::uint32_t>(i)}; break;
       case placement_order::definition: keys[i] = {0, 0, static_cast<std::uint32_t>(i)}; break;
     }
@@ -137,7 +139,8 @@ inline std::vector<std::uint32_t> placement_sequence(const std::vector<plan_item
     if (a.secondary != b.secondary) return a.secondary > b.secondary;
     return a.index < b.index;  // items are in definition order: earlier first
   };
-  if (!std::is_sorted(keys.begin(), keys.end(), before)) std::sort(keys.begin(), keys.end(), before);  // equal sizes: already
+  if (!std::is_sorted(keys.begin(), keys.end(), before))
+    std::sort(keys.begin(), keys.end(), before);  // equal sizes: already
   std::vector<std::uint32_t> sequence(m);
   for (std::size_t i = 0; i < m; ++i) sequence[i] = keys[i].index;
   return sequence;
@@ -165,7 +168,8 @@ inline std::uint64_t place_in_sequence(const std::vector<plan_item>& items, cons
     // Items defined after item.last cannot overlap: they are past `end` in definition order.
     const std::size_t end = item.last < defined_by.size() ? defined_by[item.last] : m;
     busy.clear();
-    placed.for_each_alive(end, item.first, [&](std::size_t j) { busy.emplace_back(offsets[j], offsets[j] + items[j].size); });
+    placed.for_each_alive(end, item.first,
+                          [&](std::size_t j) { busy.emplace_back(offsets[j], offsets[j] + items[j].size); });
     std::sort(busy.begin(), busy.end());
     std::uint64_t cursor = 0, best_gap = ~std::uint64_t{0}, best_offset = 0;
     bool found = false;

@@ -45,7 +45,7 @@ inline std::string output_field(value_ref v, const char* what) {
 inline void check_no_overlap(verify_report& r, const graph& g, std::int32_t mem_id, std::vector<planned_value> values) {
   std::stable_sort(values.begin(), values.end(),
                    [](const planned_value& a, const planned_value& b) { return a.span.first < b.span.first; });
-  std::map<std::uint64_t, std::size_t> live;  // offset -> index into values; disjoint byte ranges
+  std::map<std::uint64_t, std::size_t> live;               // offset -> index into values; disjoint byte ranges
   using ending = std::pair<std::uint32_t, std::uint64_t>;  // (last step, offset)
   std::priority_queue<ending, std::vector<ending>, std::greater<>> by_last;
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -85,10 +85,12 @@ inline bool check_order(verify_report& r, const graph& g, const std::vector<vert
   for (std::size_t i = 0; i < order.size(); ++i) {
     const vertex v = order[i];
     if (v >= n || g[v].erased) {
-      report(r, "", "plan.order", "step " + std::to_string(i) + " is vertex " + std::to_string(v) + ", not a live node");
+      report(r, "", "plan.order",
+             "step " + std::to_string(i) + " is vertex " + std::to_string(v) + ", not a live node");
       ok = false;
     } else if (step[v] != unseen) {
-      report(r, g[v].id, "plan.order", "runs twice (steps " + std::to_string(step[v]) + " and " + std::to_string(i) + ")");
+      report(r, g[v].id, "plan.order",
+             "runs twice (steps " + std::to_string(step[v]) + " and " + std::to_string(i) + ")");
       ok = false;
     } else {
       step[v] = static_cast<std::uint32_t>(i);
@@ -120,11 +122,13 @@ inline bool check_order(verify_report& r, const graph& g, const std::vector<vert
   for (std::size_t i = 1; i < plan.buffers.size(); ++i) {
     const planned_buffer& b = plan.buffers[i];
     const std::string field = "plan.buffers[" + std::to_string(i) + "]";
-    if (b.mem_id != static_cast<std::int32_t>(i)) detail::report(r, "", field, "has mem_id " + std::to_string(b.mem_id));
+    if (b.mem_id != static_cast<std::int32_t>(i))
+      detail::report(r, "", field, "has mem_id " + std::to_string(b.mem_id));
     if (b.alignment == 0 || (b.alignment & (b.alignment - 1)) != 0)
       detail::report(r, "", field, "alignment " + std::to_string(b.alignment) + " is not a power of two");
     if (b.size < b.lower_bound)
-      detail::report(r, "", field, "size " + std::to_string(b.size) + " is below its lower bound " + std::to_string(b.lower_bound));
+      detail::report(r, "", field,
+                     "size " + std::to_string(b.size) + " is below its lower bound " + std::to_string(b.lower_bound));
   }
   if (!detail::check_order(r, g, plan.order)) return r;
 
@@ -142,15 +146,16 @@ inline bool check_order(verify_report& r, const graph& g, const std::vector<vert
       }
       if (!s.mem_id) continue;
       if (*s.mem_id < 1 || static_cast<std::size_t>(*s.mem_id) >= plan.buffers.size()) {
-        detail::report(r, nd.id, detail::output_field(value, "mem_id"), "no planned buffer " + std::to_string(*s.mem_id));
+        detail::report(r, nd.id, detail::output_field(value, "mem_id"),
+                       "no planned buffer " + std::to_string(*s.mem_id));
         continue;
       }
       const planned_buffer& b = plan.buffers[static_cast<std::size_t>(*s.mem_id)];
       const device at = location_of(g, value);
       if (b.device != at) {
         detail::report(r, nd.id, detail::output_field(value, "mem_id"),
-                       "buffer " + std::to_string(*s.mem_id) + " is on " + to_string(b.device) + " but the value lives on " +
-                           to_string(at));
+                       "buffer " + std::to_string(*s.mem_id) + " is on " + to_string(b.device) +
+                           " but the value lives on " + to_string(at));
         continue;
       }
       const std::uint64_t bytes = s.byte_size();
@@ -161,8 +166,9 @@ inline bool check_order(verify_report& r, const graph& g, const std::vector<vert
       }
       const auto offset = static_cast<std::uint64_t>(*s.offset);
       if (b.alignment != 0 && offset % b.alignment != 0)
-        detail::report(r, nd.id, offset_field,
-                       std::to_string(offset) + " is not a multiple of the buffer's alignment " + std::to_string(b.alignment));
+        detail::report(
+            r, nd.id, offset_field,
+            std::to_string(offset) + " is not a multiple of the buffer's alignment " + std::to_string(b.alignment));
       if (offset > b.size || bytes > b.size - offset) {
         detail::report(r, nd.id, offset_field,
                        std::to_string(bytes) + " bytes at " + std::to_string(offset) + " do not fit in buffer " +

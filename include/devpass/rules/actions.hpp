@@ -26,8 +26,8 @@
 
 namespace devpass::rules {
 
-using pattern::type_list;
 using pattern::join_t;
+using pattern::type_list;
 
 template <class Self>
 struct action_base {};
@@ -99,8 +99,10 @@ struct erase_t : action_base<erase_t<A, OnlyIfDead>> {
     const vertex v = caps.get(A{}).producer;
     if (is_erased(ctx.g, v)) return;
     if (boost::out_degree(v, ctx.g) != 0) {
-      if constexpr (OnlyIfDead) return;
-      else throw graph_error("", display_name(ctx.g, v), "uses", "a rule erases this node while it still has uses");
+      if constexpr (OnlyIfDead)
+        return;
+      else
+        throw graph_error("", display_name(ctx.g, v), "uses", "a rule erases this node while it still has uses");
     }
     ctx.remove(v);
   }
@@ -130,8 +132,8 @@ struct copy_into_use_t : action_base<copy_into_use_t<Kind, Share, X, At>> {
       // A shared copy is named after its value (and the device, but for a d2h: one per value), a
       // copy per use after the use.
       if constexpr (Share)
-        copy = detail::make_copy<Kind>(ctx, x, side,
-                                       Kind == op_kind::d2h_copy ? copy_naming::after_value : copy_naming::after_value_and_device);
+        copy = detail::make_copy<Kind>(
+            ctx, x, side, Kind == op_kind::d2h_copy ? copy_naming::after_value : copy_naming::after_value_and_device);
       else
         copy = detail::make_copy<Kind>(ctx, x, side, copy_naming::after_use, site);
     }
@@ -140,7 +142,8 @@ struct copy_into_use_t : action_base<copy_into_use_t<Kind, Share, X, At>> {
     ctx.touch(x.producer);
   }
   static std::string describe() {
-    return devpass::concat({Share ? "share_copy_into_use<" : "copy_into_use<", to_string(Kind), ">(", X::name(), ", ", At::name(), ")"});
+    return devpass::concat(
+        {Share ? "share_copy_into_use<" : "copy_into_use<", to_string(Kind), ">(", X::name(), ", ", At::name(), ")"});
   }
 };
 template <op_kind Kind, class X, class At>
@@ -175,9 +178,7 @@ struct copy_after_t : action_base<copy_after_t<Kind, X, Moves>> {
     }
     ctx.touch(x.producer);
   }
-  static std::string describe() {
-    return devpass::concat({"copy_after<", to_string(Kind), ">(", X::name(), ", ...)"});
-  }
+  static std::string describe() { return devpass::concat({"copy_after<", to_string(Kind), ">(", X::name(), ", ...)"}); }
 };
 template <op_kind Kind, class X, class Moves>
 constexpr copy_after_t<Kind, X, Moves> copy_after(X, Moves moves) {

@@ -98,7 +98,8 @@ struct rewrite_context : detail::trace_member<Tracing> {
   }
   // Any node (devpass::graph only: a model makes its vertices through add_copy).
   vertex add(node n) {
-    static_assert(std::is_same_v<Graph, graph>, "devpass: rewrite_context::add(node) is for devpass::graph; use add_copy");
+    static_assert(std::is_same_v<Graph, graph>,
+                  "devpass: rewrite_context::add(node) is for devpass::graph; use add_copy");
     copies_made.add(n);  // counted now, while the node is in cache
     const vertex v = add_node(g, std::move(n));
     ++counters.nodes_added;

@@ -33,9 +33,9 @@
 
 #include "devpass/graph/concat.hpp"
 #include "devpass/rules/context.hpp"
-#include "devpass/rules/trace.hpp"
 #include "devpass/rules/guard_split.hpp"
 #include "devpass/rules/rule.hpp"
+#include "devpass/rules/trace.hpp"
 
 namespace devpass::rules {
 
@@ -75,7 +75,8 @@ class operand_cache {
 // One site for the trace: why the pattern does not match, else why the guard is false, else
 // "applies". True when the rule would apply there.
 template <class P, class Caps, class Guard, class Ctx, class Report>
-bool explain_site(const Guard& guard, const Ctx& ctx, value_ref value, Caps caps, std::string_view site, Report& report) {
+bool explain_site(const Guard& guard, const Ctx& ctx, value_ref value, Caps caps, std::string_view site,
+                  Report& report) {
   pattern::reason why;
   if (!P{}.match(ctx.g, value, caps, why)) {
     report(site, why.text.value_or("no match"));
@@ -179,17 +180,19 @@ auto split_guards(const rule_table<Rules...>& table) {  // (a decltype return ty
   const auto& rules = table.rules;
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return flat_tuple<split_guard_of<Rules>...>{{split_rule_guard(element<I, Rules>(rules))}...};
-  }(std::index_sequence_for<Rules...>{});
+  }
+  (std::index_sequence_for<Rules...>{});
 }
 
 // The bound error, whatever names the rule: "rule <rule> was applied N times ...<hint>".
 [[noreturn, gnu::cold]] inline void throw_bound_reached(std::string_view rule, std::size_t applied, std::size_t bound,
                                                         std::string_view hint) {
-  throw rewrite_error(devpass::concat({"rule ", rule, " was applied ", std::to_string(applied),
-                                       " times without reaching a fixed point (bound ", std::to_string(bound), ")",
-                                       hint}));
+  throw rewrite_error(
+      devpass::concat({"rule ", rule, " was applied ", std::to_string(applied),
+                       " times without reaching a fixed point (bound ", std::to_string(bound), ")", hint}));
 }
-[[noreturn, gnu::cold]] inline void throw_no_fixed_point(const std::string& rule, std::size_t applied, std::size_t bound) {
+[[noreturn, gnu::cold]] inline void throw_no_fixed_point(const std::string& rule, std::size_t applied,
+                                                         std::size_t bound) {
   throw_bound_reached(devpass::concat({"`", rule, "`"}), applied, bound, "");
 }
 // The same from a context with tracing::off, which compiles no description of its rules (a rule's
@@ -216,7 +219,8 @@ template <class Rule, class Ctx>
   }
   using caps_t = pattern::capture_set<typename Rule::binds>;
   sites<typename Rule::root_type>::template explain<caps_t>(
-      r.guard, ctx, v, [&](std::string_view site, std::string_view why) { trace.report(trace.user, text, node, site, why); });
+      r.guard, ctx, v,
+      [&](std::string_view site, std::string_view why) { trace.report(trace.user, text, node, site, why); });
 }
 
 // Tries rule `r` (rule `index` of a table of `rules`), its guard split into `guard`, at every site
@@ -243,17 +247,19 @@ bool try_rule(const Rule& r, const Guard& guard, Ctx& ctx, vertex v, operand_cac
   if (fired) {
     ++ctx.counters.rewrites;
     if (!Rule::shrinks && ++applied > bound) {
-      if constexpr (traced) throw_no_fixed_point(r.describe(), applied, bound);
-      else throw_no_fixed_point_untraced(index, rules, applied, bound);
+      if constexpr (traced)
+        throw_no_fixed_point(r.describe(), applied, bound);
+      else
+        throw_no_fixed_point_untraced(index, rules, applied, bound);
     }
   }
   return fired;
 }
 // The same, never inlined: for tables of more than inline_rules_max rules.
 template <class Rule, class Guard, class Ctx>
-[[gnu::noinline]] bool try_rule_out_of_line(const Rule& r, const Guard& guard, Ctx& ctx, vertex v, operand_cache& operands,
-                                            std::size_t& applied, std::size_t bound, std::size_t index,
-                                            std::size_t rules) {
+[[gnu::noinline]] bool try_rule_out_of_line(const Rule& r, const Guard& guard, Ctx& ctx, vertex v,
+                                            operand_cache& operands, std::size_t& applied, std::size_t bound,
+                                            std::size_t index, std::size_t rules) {
   return try_rule(r, guard, ctx, v, operands, applied, bound, index, rules);
 }
 // Up to this many rules, a table's rules may be inlined into the driver loop (the propagation
@@ -331,19 +337,20 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       using detail::element;
       if constexpr (sizeof...(Rules) <= detail::inline_rules_max)
-        return (detail::try_rule(element<I, Rules>(table.rules), element<I, detail::split_guard_of<Rules>>(guards), ctx, v,
-                                 operands, applied[I], bound, I, sizeof...(Rules)) ||
+        return (detail::try_rule(element<I, Rules>(table.rules), element<I, detail::split_guard_of<Rules>>(guards), ctx,
+                                 v, operands, applied[I], bound, I, sizeof...(Rules)) ||
                 ...);
       else
         return (detail::try_rule_out_of_line(element<I, Rules>(table.rules),
                                              element<I, detail::split_guard_of<Rules>>(guards), ctx, v, operands,
                                              applied[I], bound, I, sizeof...(Rules)) ||
                 ...);
-    }(std::index_sequence_for<Rules...>{});
+    }
+    (std::index_sequence_for<Rules...>{});
   };
   using visit_t = decltype(visit);
-  const bool tombstones =
-      detail::sweep(g, ctx.revisit, [](void* state, vertex v) { return (*static_cast<visit_t*>(state))(v); }, &visit);
+  const bool tombstones = detail::sweep(
+      g, ctx.revisit, [](void* state, vertex v) { return (*static_cast<visit_t*>(state))(v); }, &visit);
   if (options.compact_at_end && (tombstones || ctx.counters.nodes_removed != before.nodes_removed)) compact(g);
   return ctx.counters.since(before);
 }

@@ -23,9 +23,12 @@ struct split_guard {
 
 template <class A, class B>
 constexpr auto conjoin(A a, B b) {
-  if constexpr (std::is_same_v<A, pattern::always>) return b;
-  else if constexpr (std::is_same_v<B, pattern::always>) return a;
-  else return a && b;
+  if constexpr (std::is_same_v<A, pattern::always>)
+    return b;
+  else if constexpr (std::is_same_v<B, pattern::always>)
+    return a;
+  else
+    return a && b;
 }
 
 template <class G>

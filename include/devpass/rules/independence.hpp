@@ -51,12 +51,12 @@ struct operand_pair {
 // What a rule reads (footprint_of) or what an action may change (effects_of); `visits` / `creates`.
 struct footprint {
   static constexpr std::size_t max_pairs = 8;
-  kind_set nodes = 0;          // reads: the kinds of node it is tried at; effects: the kinds it may create
+  kind_set nodes = 0;  // reads: the kinds of node it is tried at; effects: the kinds it may create
   std::array<operand_pair, max_pairs> operands{};
   std::size_t operand_pairs = 0;
-  kind_set uses = 0;           // whose uses (readers) are read / may change
-  kind_set location = 0;       // where whose values live
-  kind_set node_device = 0;    // which nodes' own devices
+  kind_set uses = 0;         // whose uses (readers) are read / may change
+  kind_set location = 0;     // where whose values live
+  kind_set node_device = 0;  // which nodes' own devices
 
   constexpr void add_operands(kind_set consumers, kind_set producers) {
     if (consumers == 0 || producers == 0) return;
@@ -69,7 +69,8 @@ struct footprint {
   }
   constexpr footprint& operator|=(const footprint& other) {
     nodes |= other.nodes;
-    for (std::size_t i = 0; i < other.operand_pairs; ++i) add_operands(other.operands[i].consumers, other.operands[i].producers);
+    for (std::size_t i = 0; i < other.operand_pairs; ++i)
+      add_operands(other.operands[i].consumers, other.operands[i].producers);
     uses |= other.uses;
     location |= other.location;
     node_device |= other.node_device;
@@ -93,7 +94,8 @@ constexpr bool may_enable(const footprint& effects, const footprint& reads) {
       if ((effects.operands[i].consumers & reads.operands[j].consumers) &&
           (effects.operands[i].producers & reads.operands[j].producers))
         return true;
-  return (effects.uses & reads.uses) || (effects.location & reads.location) || (effects.node_device & reads.node_device);
+  return (effects.uses & reads.uses) || (effects.location & reads.location) ||
+         (effects.node_device & reads.node_device);
 }
 
 namespace detail {
@@ -111,7 +113,8 @@ template <class P, class C>
 struct capture_kinds : std::integral_constant<kind_set, 0> {};
 template <class P, class C2, class C>
 struct capture_kinds<pattern::bound<P, C2>, C>
-    : std::integral_constant<kind_set, (std::is_same_v<C2, C> ? kinds_of<P>::value : 0) | capture_kinds<P, C>::value> {};
+    : std::integral_constant<kind_set, (std::is_same_v<C2, C> ? kinds_of<P>::value : 0) | capture_kinds<P, C>::value> {
+};
 template <op_kind K, class... Os, class C>
 struct capture_kinds<pattern::op_t<K, true, Os...>, C>
     : std::integral_constant<kind_set, (capture_kinds<Os, C>::value | ... | 0)> {};
@@ -126,7 +129,8 @@ struct capture_kinds<pattern::on_use_t<Cn, O>, C>
 template <class P>
 struct operand_kinds : std::integral_constant<kind_set, all_kinds> {};
 template <op_kind K, class... Os>
-struct operand_kinds<pattern::op_t<K, true, Os...>> : std::integral_constant<kind_set, (kinds_of<Os>::value | ... | 0)> {};
+struct operand_kinds<pattern::op_t<K, true, Os...>>
+    : std::integral_constant<kind_set, (kinds_of<Os>::value | ... | 0)> {};
 template <op_kind K>
 struct operand_kinds<pattern::op_t<K, false>>
     : std::integral_constant<kind_set, pattern::fixed_arity(K) == 0 ? 0 : all_kinds> {};
@@ -230,10 +234,14 @@ struct guard_reads<Root, pattern::value_guard<Tag, F, Caps...>> {
     const std::string_view tag = Tag.view();
     const kind_set kinds = kinds_of_captures<Root, Caps...>();
     footprint f;
-    if (tag == "on_host" || tag == "on_device") f.location = kinds;
-    else if (tag == "same_device") f.location = f.node_device = kinds;
-    else if (tag == "device_delegate") f.node_device = kinds;
-    else if (tag == "one_use" || tag == "many_uses" || tag == "unused") f.uses = kinds;
+    if (tag == "on_host" || tag == "on_device")
+      f.location = kinds;
+    else if (tag == "same_device")
+      f.location = f.node_device = kinds;
+    else if (tag == "device_delegate")
+      f.node_device = kinds;
+    else if (tag == "one_use" || tag == "many_uses" || tag == "unused")
+      f.uses = kinds;
     else if (tag == "dtype_is") {  // a value's dtype never changes
     } else {
       f = footprint::everything();

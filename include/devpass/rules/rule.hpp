@@ -45,7 +45,8 @@ struct rule {
 
   [[nodiscard]] std::string describe() const {
     const std::string g = guard.describe();
-    return devpass::concat({Root::describe(), g.empty() ? "" : " [", g, g.empty() ? "" : "]", " / ", action.describe()});
+    return devpass::concat(
+        {Root::describe(), g.empty() ? "" : " [", g, g.empty() ? "" : "]", " / ", action.describe()});
   }
 };
 

@@ -144,11 +144,13 @@ rewrite_counters apply_rules(const single_pass_table<Rules...>& single, Ctx& ctx
     operands.clear();
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       using detail::element;
-      ((is_erased(g, v) ? void() : detail::try_rule_at_every_site(element<I, Rules>(single.rules().rules),
-                                                                  element<I, detail::split_guard_of<Rules>>(guards),
-                                                                  ctx, v, operands)),
+      ((is_erased(g, v)
+            ? void()
+            : detail::try_rule_at_every_site(element<I, Rules>(single.rules().rules),
+                                             element<I, detail::split_guard_of<Rules>>(guards), ctx, v, operands)),
        ...);
-    }(std::index_sequence_for<Rules...>{});
+    }
+    (std::index_sequence_for<Rules...>{});
   }
   if (options.compact_at_end && (tombstones || ctx.counters.nodes_removed != before.nodes_removed)) compact(g);
   return ctx.counters.since(before);

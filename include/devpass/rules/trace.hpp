@@ -13,8 +13,8 @@ namespace devpass::rules {
 // driver tries them, up to and including the one where the rule applied. The explanations come
 // from the matcher and the guards themselves (pattern::explain, pattern::explain_guard).
 struct rule_trace {
-  void (*report)(void* user, std::string_view rule, std::string_view node, std::string_view site, std::string_view why) =
-      nullptr;
+  void (*report)(void* user, std::string_view rule, std::string_view node, std::string_view site,
+                 std::string_view why) = nullptr;
   void* user = nullptr;
   std::string_view only;  // when not empty: only the rules whose text contains it
 };

@@ -35,7 +35,10 @@ class device_error : public std::runtime_error {
  public:
   device_error(std::string op, std::string node, devpass::device where, std::string detail)
       : std::runtime_error(compose(op, node, where, detail)),
-        op_(std::move(op)), node_(std::move(node)), device_(where), detail_(std::move(detail)) {}
+        op_(std::move(op)),
+        node_(std::move(node)),
+        device_(where),
+        detail_(std::move(detail)) {}
 
   [[nodiscard]] const std::string& op() const noexcept { return op_; }
   [[nodiscard]] const std::string& node() const noexcept { return node_; }
@@ -139,7 +142,8 @@ class device_buffer {
                 std::string_view node = {})
       : allocator_(&allocator), data_(allocator.allocate(bytes, alignment, node)), size_(bytes) {}
   device_buffer(device_buffer&& other) noexcept
-      : allocator_(std::exchange(other.allocator_, nullptr)), data_(std::exchange(other.data_, nullptr)),
+      : allocator_(std::exchange(other.allocator_, nullptr)),
+        data_(std::exchange(other.data_, nullptr)),
         size_(std::exchange(other.size_, 0)) {}
   device_buffer& operator=(device_buffer&& other) noexcept {
     if (this != &other) {

@@ -43,7 +43,7 @@ namespace devpass::runtime {
 
 class caching_allocator final : public allocator_decorator {
  public:
-  static constexpr std::uint64_t size_quantum = 512;     // capacities are multiples of this
+  static constexpr std::uint64_t size_quantum = 512;       // capacities are multiples of this
   static constexpr std::uint32_t minimum_alignment = 256;  // what cudaMalloc gives anyway
 
   struct statistics {

@@ -28,7 +28,9 @@ struct default_allocators {
   std::string reason;    // why they are emulated; empty when they are real
 
   // "devices: cuda" or "devices: emulated (reason)".
-  [[nodiscard]] std::string describe() const { return emulated ? "devices: emulated (" + reason + ")" : "devices: cuda"; }
+  [[nodiscard]] std::string describe() const {
+    return emulated ? "devices: emulated (" + reason + ")" : "devices: cuda";
+  }
 };
 
 // Whether the CUDA devices in `devices` can run on real GPUs; the reason when not.

@@ -76,8 +76,8 @@ namespace detail {
   if (m == 0) return 0;
   const std::uint16_t sign = m < 0 ? 0x8000 : 0;
   const auto a = static_cast<std::uint32_t>(m < 0 ? -m : m);  // 1..1024
-  const int e = std::bit_width(a) - 1;                          // 2^e <= a < 2^(e+1)
-  const auto exponent = static_cast<std::uint16_t>(e + 5);      // (e - 10) + bias 15
+  const int e = std::bit_width(a) - 1;                        // 2^e <= a < 2^(e+1)
+  const auto exponent = static_cast<std::uint16_t>(e + 5);    // (e - 10) + bias 15
   const auto mantissa = static_cast<std::uint16_t>((a << (10 - e)) & 0x3FFu);
   return static_cast<std::uint16_t>(sign | (exponent << 10) | mantissa);
 }
@@ -136,7 +136,8 @@ inline void fill_from_key(void* data, const tensor_spec& spec, std::uint64_t key
 
 // The values of an input or constant named `name` under `seed`: independent of the device the
 // tensor lives on, so every placement of a graph sees the same data.
-inline void fill_deterministic(void* data, const tensor_spec& spec, std::uint64_t seed, std::string_view name) noexcept {
+inline void fill_deterministic(void* data, const tensor_spec& spec, std::uint64_t seed,
+                               std::string_view name) noexcept {
   fill_from_key(data, spec, hasher{seed}.add(name).add(spec).value());
 }
 

@@ -42,7 +42,7 @@ inline copy_stats& operator+=(copy_stats& to, const copy_stats& from) {
 }
 
 struct execute_options {
-  std::uint64_t seed = 0;              // for constants
+  std::uint64_t seed = 0;               // for constants
   constant_cache* constants = nullptr;  // when given, constants are filled once and reused
   // When given, every node's wall time is appended here, in run order. Profiling waits for every
   // device after each node so the time of its queued work is the node's: it serialises the run.

@@ -57,13 +57,15 @@
 namespace devpass::runtime {
 
 // One device_buffer per planned buffer (plan.buffers[1..]) on its device, into `arenas`.
-inline void allocate_arenas(const memory_plan& plan, const allocator_registry& allocators, std::vector<device_buffer>& arenas) {
+inline void allocate_arenas(const memory_plan& plan, const allocator_registry& allocators,
+                            std::vector<device_buffer>& arenas) {
   arenas.clear();
   arenas.resize(plan.buffers.size());
   for (std::size_t i = 1; i < plan.buffers.size(); ++i) {
     const planned_buffer& b = plan.buffers[i];
     if (b.mem_id != static_cast<std::int32_t>(i))
-      throw graph_error("", "", "plan.buffers", "buffer " + std::to_string(i) + " has mem_id " + std::to_string(b.mem_id));
+      throw graph_error("", "", "plan.buffers",
+                        "buffer " + std::to_string(i) + " has mem_id " + std::to_string(b.mem_id));
     device_allocator& a = allocators.find(b.device);
     try {
       arenas[i] = device_buffer(a, b.size, b.alignment == 0 ? 16 : b.alignment);
@@ -86,8 +88,14 @@ class execution {
   execution(const graph& g, const memory_plan& plan, allocator_registry& allocators, const kernel_registry& kernels,
             std::span<const tensor> inputs, const execute_options& options, std::vector<device_buffer>& arenas,
             std::vector<pending_host_read>& pending, replay_state* replay = nullptr, bool persistent = false)
-      : g_(g), plan_(plan), allocators_(allocators), options_(options), pending_host_reads_(pending), replay_(replay),
-        persistent_(persistent), arenas_(arenas),
+      : g_(g),
+        plan_(plan),
+        allocators_(allocators),
+        options_(options),
+        pending_host_reads_(pending),
+        replay_(replay),
+        persistent_(persistent),
+        arenas_(arenas),
         runner_(g, plan, allocators, kernels, inputs, options, arenas, pending, replay != nullptr) {}
 
   execution_result run() {
@@ -111,7 +119,8 @@ class execution {
         if (const std::int32_t s = replay_->segment_of[v]; s >= 0) {
           replay_segment& segment = replay_->segments[static_cast<std::size_t>(s)];
           if (segment.mode != segment_mode::normal) {
-            if (v == segment.nodes.front()) segment.recorded ? segment.replay(g_, runner_) : segment.record(g_, runner_);
+            if (v == segment.nodes.front())
+              segment.recorded ? segment.replay(g_, runner_) : segment.record(g_, runner_);
             continue;  // ran with its segment
           }
         }

@@ -24,8 +24,8 @@ class failing_allocator final : public allocator_decorator {
  protected:
   void* do_allocate(std::uint64_t bytes, std::uint32_t alignment, std::string_view node) override {
     if (++allocations_ == fail_at_)
-      fail("allocate", node, "injected failure of allocation " + std::to_string(fail_at_) + " (" +
-                                 std::to_string(bytes) + " bytes)");
+      fail("allocate", node,
+           "injected failure of allocation " + std::to_string(fail_at_) + " (" + std::to_string(bytes) + " bytes)");
     void* p = inner().allocate(bytes, alignment, node);
     ++live_;
     return p;

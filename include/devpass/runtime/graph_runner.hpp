@@ -43,8 +43,8 @@ struct run_report {
 
 struct run_options {
   std::uint64_t seed = 0;
-  bool allow_cuda = true;         // false: emulate CUDA devices even where a GPU is usable
-  bool cache_allocations = true;  // false: real devices without the caching_allocator
+  bool allow_cuda = true;               // false: emulate CUDA devices even where a GPU is usable
+  bool cache_allocations = true;        // false: real devices without the caching_allocator
   graph_mode graphs = graph_mode::off;  // else: record on a first run, report the replayed second
 };
 
@@ -75,7 +75,8 @@ struct run_options {
   return report;
 }
 
-[[nodiscard]] inline run_report run_host_reference(graph g, const kernel_registry& kernels, const run_options& options = {}) {
+[[nodiscard]] inline run_report run_host_reference(graph g, const kernel_registry& kernels,
+                                                   const run_options& options = {}) {
   map_to_host(g);
   return run_graph(g, memory_plan{}, kernels, options);
 }

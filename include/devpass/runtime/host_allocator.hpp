@@ -81,8 +81,10 @@ class host_memory_allocator : public device_allocator {
   }
   void do_copy_device_to_device(void* dst, device_allocator& source, const void* src, std::uint64_t bytes,
                                 std::string_view node) override {
-    if (source.underlying().emulated() || source.device().is_host()) std::memmove(dst, src, bytes);
-    else source.copy_device_to_host(dst, src, bytes, node);
+    if (source.underlying().emulated() || source.device().is_host())
+      std::memmove(dst, src, bytes);
+    else
+      source.copy_device_to_host(dst, src, bytes, node);
   }
 };
 

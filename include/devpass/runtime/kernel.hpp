@@ -24,14 +24,16 @@ struct tensor_view {
   const tensor_spec* spec = nullptr;
   [[nodiscard]] std::uint64_t bytes() const noexcept { return spec ? spec->byte_size() : 0; }
   template <class T>
-  [[nodiscard]] T* as() const noexcept { return static_cast<T*>(data); }
+  [[nodiscard]] T* as() const noexcept {
+    return static_cast<T*>(data);
+  }
 };
 
 struct kernel_call {
-  const node& op;                          // the node being run (its kernel name, attrs, device)
-  std::span<const tensor_view> inputs;     // by slot
-  std::span<const tensor_view> outputs;    // by output index, already allocated
-  void* stream = nullptr;                  // cudaStream_t for CUDA implementations, else null
+  const node& op;                        // the node being run (its kernel name, attrs, device)
+  std::span<const tensor_view> inputs;   // by slot
+  std::span<const tensor_view> outputs;  // by output index, already allocated
+  void* stream = nullptr;                // cudaStream_t for CUDA implementations, else null
 };
 
 using kernel_fn = std::function<void(const kernel_call&)>;
@@ -53,7 +55,9 @@ class kernel_registry {
     if (it->second.fits && !it->second.fits(n, inputs)) return nullptr;
     return &it->second;
   }
-  [[nodiscard]] bool contains(std::string_view name) const { return entries_.find(std::string(name)) != entries_.end(); }
+  [[nodiscard]] bool contains(std::string_view name) const {
+    return entries_.find(std::string(name)) != entries_.end();
+  }
 
  private:
   std::map<std::string, kernel_entry, std::less<>> entries_;

@@ -28,7 +28,8 @@ namespace devpass::runtime {
 
 // The method inputs (in vertex order), filled from `seed` by node id, each on the device its
 // input node's value lives on.
-[[nodiscard]] inline std::vector<tensor> make_method_inputs(const graph& g, allocator_registry& allocators, std::uint64_t seed) {
+[[nodiscard]] inline std::vector<tensor> make_method_inputs(const graph& g, allocator_registry& allocators,
+                                                            std::uint64_t seed) {
   std::vector<tensor> result;
   for (const vertex v : method_inputs(g))
     result.push_back(make_deterministic_tensor(allocators, g[v].outputs.at(0), location_of(g, {v, 0}), seed, g[v].id));

@@ -49,15 +49,22 @@ class node_runner {
   node_runner(const graph& g, const memory_plan& plan, allocator_registry& allocators, const kernel_registry& kernels,
               std::span<const tensor> inputs, const execute_options& options, std::vector<device_buffer>& arenas,
               std::vector<pending_host_read>& pending, bool graph_mode)
-      : g_(g), allocators_(allocators), kernels_(kernels), inputs_(inputs), options_(options), pending_host_reads_(pending),
-        graph_mode_(graph_mode), values_(g, plan, allocators, arenas) {}
+      : g_(g),
+        allocators_(allocators),
+        kernels_(kernels),
+        inputs_(inputs),
+        options_(options),
+        pending_host_reads_(pending),
+        graph_mode_(graph_mode),
+        values_(g, plan, allocators, arenas) {}
 
   // Checks that the inputs given are as many as the method's, and which input node each is.
   void bind_input_order() {
     const std::vector<vertex> ins = method_inputs(g_);
     if (ins.size() != inputs_.size())
-      throw graph_error("", "", "inputs",
-                        "the method has " + std::to_string(ins.size()) + " inputs, " + std::to_string(inputs_.size()) + " given");
+      throw graph_error(
+          "", "", "inputs",
+          "the method has " + std::to_string(ins.size()) + " inputs, " + std::to_string(inputs_.size()) + " given");
     input_index_.assign(boost::num_vertices(g_), -1);
     for (std::size_t i = 0; i < ins.size(); ++i) input_index_[ins[i]] = static_cast<std::int64_t>(i);
   }
@@ -149,8 +156,8 @@ class node_runner {
 
   // Copies `bytes` from memory on `from` to memory on `to`, whatever the two are.
   // `op`: the copy node, recorded with the step when a segment is being recorded.
-  void transfer(std::byte* dst, device to, const std::byte* src, device from, std::uint64_t bytes, std::string_view node,
-                const devpass::node* op = nullptr) {
+  void transfer(std::byte* dst, device to, const std::byte* src, device from, std::uint64_t bytes,
+                std::string_view node, const devpass::node* op = nullptr) {
     if (bytes == 0) return;
     if (to.is_host()) fence_host_writes();
     schedule_step step{.op = op, .dst = dst, .src = src, .bytes = bytes};
@@ -211,8 +218,9 @@ class node_runner {
     if (!given.spec.same_layout(spec))
       throw graph_error("", n.id, "outputs[0]", "the given input does not have the input's dtype and shape");
     if (given.device() != where)
-      throw graph_error("", n.id, "device",
-                        "the input is expected on " + to_string(where) + ", the given tensor is on " + to_string(given.device()));
+      throw graph_error(
+          "", n.id, "device",
+          "the input is expected on " + to_string(where) + ", the given tensor is on " + to_string(given.device()));
     if (spec.mem_id) {
       std::byte* dst = values_.place_output(v, 0);
       transfer(dst, where, given.buffer.bytes(), where, spec.byte_size(), n.id);
@@ -235,7 +243,7 @@ class node_runner {
     std::byte* dst = values_.place_output(v, 0);
     const std::uint64_t bytes = n.outputs[0].byte_size();
     transfer(dst, location_of(g_, {v, 0}), src.data, location_of(g_, from), bytes, n.id, &n);
-    copy_stats::direction& d = n.op == op_kind::h2d_copy ? result_.copies.h2d
+    copy_stats::direction& d = n.op == op_kind::h2d_copy   ? result_.copies.h2d
                                : n.op == op_kind::d2h_copy ? result_.copies.d2h
                                                            : result_.copies.d2d;
     ++d.count;
@@ -258,7 +266,8 @@ class node_runner {
       in[k] = tensor_view{values_.operand_slot(v, k, reads[k]).data, in_specs[k]};
     }
     if (where.is_host()) fence_host_writes();
-    for (std::uint32_t k = 0; k < n.outputs.size(); ++k) out[k] = tensor_view{values_.place_output(v, k), &n.outputs[k]};
+    for (std::uint32_t k = 0; k < n.outputs.size(); ++k)
+      out[k] = tensor_view{values_.place_output(v, k), &n.outputs[k]};
 
     device_allocator& a = allocator_of(where);
     const kernel_entry* entry = kernels_.find(n, in_specs);
@@ -268,11 +277,13 @@ class node_runner {
       // An emulated device passes on the caller's stream handle (null unless one is bound), so a
       // test can see which stream its kernels were issued on; host kernels ignore it.
       void* stream = where.is_host() ? nullptr : a.native_stream();
-      if (entry) entry->host(kernel_call{n, in, out, stream});
-      else run_opaque_kernel(n.kernel, in, out);
+      if (entry)
+        entry->host(kernel_call{n, in, out, stream});
+      else
+        run_opaque_kernel(n.kernel, in, out);
       if (recording_ != nullptr)
-        recording_->steps.push_back(schedule_step{.what = schedule_step::kind::kernel, .op = &n, .to = &a, .entry = entry,
-                                                  .inputs = in, .outputs = out});
+        recording_->steps.push_back(schedule_step{
+            .what = schedule_step::kind::kernel, .op = &n, .to = &a, .entry = entry, .inputs = in, .outputs = out});
     } else if (entry && entry->cuda) {
       entry->cuda(kernel_call{n, in, out, a.native_stream()});
     } else {

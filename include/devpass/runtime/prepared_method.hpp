@@ -58,21 +58,25 @@ enum class graph_mode : std::uint8_t { off, when_capturable, required };
 }
 
 struct prepare_options {
-  std::uint64_t seed = 0;                // for constants
-  constant_cache* constants = nullptr;   // null: the method keeps its own
+  std::uint64_t seed = 0;               // for constants
+  constant_cache* constants = nullptr;  // null: the method keeps its own
   graph_mode graphs = graph_mode::off;
 };
 
 struct call_options {
-  std::span<const device_stream> streams = {};   // the caller's stream per device (runtime/stream.hpp)
-  std::vector<node_time>* profile = nullptr;     // as execute_options::profile; a replayed segment is one entry
+  std::span<const device_stream> streams = {};  // the caller's stream per device (runtime/stream.hpp)
+  std::vector<node_time>* profile = nullptr;    // as execute_options::profile; a replayed segment is one entry
 };
 
 class prepared_method {
  public:
-  prepared_method(const graph& g, const memory_plan& plan, allocator_registry& allocators, const kernel_registry& kernels,
-                  const prepare_options& options = {})
-      : g_(g), plan_(plan), allocators_(allocators), kernels_(kernels), options_(options),
+  prepared_method(const graph& g, const memory_plan& plan, allocator_registry& allocators,
+                  const kernel_registry& kernels, const prepare_options& options = {})
+      : g_(g),
+        plan_(plan),
+        allocators_(allocators),
+        kernels_(kernels),
+        options_(options),
         verdict_(capturability(g, plan)) {
     if (options_.constants == nullptr) options_.constants = &own_constants_;
     if (options_.graphs != graph_mode::off) choose_segments();
@@ -83,12 +87,11 @@ class prepared_method {
 
   // One call of the method. `inputs` in method_inputs(g) order, as for execute().
   execution_result run(std::span<const tensor> inputs, const call_options& call = {}) {
-    const execute_options options{.seed = options_.seed, .constants = options_.constants, .profile = call.profile,
-                                  .streams = call.streams};
-    execution_result result =
-        execution(g_, plan_, allocators_, kernels_, inputs, options, arenas_, pending_host_reads_,
-                          replaying() ? &replay_ : nullptr, true)
-            .run();
+    const execute_options options{
+        .seed = options_.seed, .constants = options_.constants, .profile = call.profile, .streams = call.streams};
+    execution_result result = execution(g_, plan_, allocators_, kernels_, inputs, options, arenas_, pending_host_reads_,
+                                        replaying() ? &replay_ : nullptr, true)
+                                  .run();
     ++runs_;
     return result;
   }
@@ -147,8 +150,8 @@ class prepared_method {
         // a fixed address too: a planned one, or a constant's (graph mode caches them all).
         const node& p = g_[x.producer];
         if (p.op == op_kind::constant || p.outputs.at(x.output).mem_id) return true;
-        not_replayable(p.id, which + "cannot be replayed: '" + value_name(g_, x) + "' on " + to_string(location_of(g_, x)) +
-                                 " has no planned buffer: " +
+        not_replayable(p.id, which + "cannot be replayed: '" + value_name(g_, x) + "' on " +
+                                 to_string(location_of(g_, x)) + " has no planned buffer: " +
                                  (p.op == op_kind::input ? "its address changes with every call"
                                                          : "it is allocated at every run"));
         return false;
@@ -196,8 +199,9 @@ class prepared_method {
     segment.stream_owner = real.front();
     return segment_mode::cuda_graph;
 #else
-    not_replayable(g_[segment.nodes.front()].id, which + "cannot be captured: it runs on a real device and this "
-                                                         "program does not link devpass::cuda");
+    not_replayable(g_[segment.nodes.front()].id, which +
+                                                     "cannot be captured: it runs on a real device and this "
+                                                     "program does not link devpass::cuda");
     return segment_mode::normal;
 #endif
   }

@@ -29,7 +29,8 @@ struct node_time {
 inline void append_node_time(std::vector<node_time>& profile, allocator_registry& allocators, const std::string& id,
                              std::string what, std::chrono::steady_clock::time_point start) {
   for (const device d : allocators.devices()) allocators.find(d).synchronize();
-  profile.push_back({id, std::move(what), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+  profile.push_back(
+      {id, std::move(what), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
 }
 
 }  // namespace devpass::runtime

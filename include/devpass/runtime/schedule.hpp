@@ -46,8 +46,10 @@ inline void issue(const schedule_step& s) {
     case schedule_step::kind::d2h: s.from->copy_device_to_host(s.dst, s.src, s.bytes, s.op->id); break;
     case schedule_step::kind::d2d: s.to->copy_device_to_device(s.dst, *s.from, s.src, s.bytes, s.op->id); break;
     case schedule_step::kind::kernel:
-      if (s.entry != nullptr) s.entry->host(kernel_call{*s.op, s.inputs, s.outputs, s.to->native_stream()});
-      else run_opaque_kernel(s.op->kernel, s.inputs, s.outputs);
+      if (s.entry != nullptr)
+        s.entry->host(kernel_call{*s.op, s.inputs, s.outputs, s.to->native_stream()});
+      else
+        run_opaque_kernel(s.op->kernel, s.inputs, s.outputs);
       break;
   }
 }

@@ -37,10 +37,10 @@ struct replay_segment {
   device_allocator* stream_owner = nullptr;  // cuda_graph: the device whose stream captures and launches
   bool wait_after = false;                   // cuda_graph: the host reads or writes what the graph uses after it
   bool recorded = false;
-  schedule steps;                                // record
-  std::unique_ptr<cuda::captured_graph> graph;   // cuda_graph
-  std::vector<std::vector<value_slot>> slots;    // the nodes' values as the recording run left them
-  copy_stats copies;                             // what the segment's copy nodes count per run
+  schedule steps;                               // record
+  std::unique_ptr<cuda::captured_graph> graph;  // cuda_graph
+  std::vector<std::vector<value_slot>> slots;   // the nodes' values as the recording run left them
+  copy_stats copies;                            // what the segment's copy nodes count per run
   std::vector<std::string> opaque_nodes;
 
   // The first run: the nodes run one by one while their work is recorded (emulated) or captured
@@ -77,8 +77,10 @@ struct replay_segment {
       steps.replay();
     } else {
       graph->launch(stream_owner->native_stream(), stream_owner->device());
-      if (wait_after) stream_owner->synchronize();
-      else runner.note_host_reads(*stream_owner);  // its h2d copies may still read the host arena
+      if (wait_after)
+        stream_owner->synchronize();
+      else
+        runner.note_host_reads(*stream_owner);  // its h2d copies may still read the host arena
     }
     for (std::size_t i = 0; i < nodes.size(); ++i) runner.values_of(nodes[i]) = slots[i];
     execution_result& result = runner.result();
@@ -106,8 +108,10 @@ struct replay_segment {
       throw;
     }
     graph->launch(stream, owner.device());
-    if (wait_after) owner.synchronize();
-    else runner.note_host_reads(owner);  // its h2d copies may still read the host arena
+    if (wait_after)
+      owner.synchronize();
+    else
+      runner.note_host_reads(owner);  // its h2d copies may still read the host arena
     if (runner.profiling()) runner.profile_entry(g[nodes.front()].id, "graph_capture", start);
 #else
     throw std::logic_error("a CUDA graph segment without devpass::cuda");

@@ -15,8 +15,8 @@ namespace devpass::runtime {
 
 // `entry`: the registry's entry for `n`, or null for the opaque kernel. `in` and `out` are views
 // of memory of `a`; waits for `a` before it returns.
-inline void run_on_host_copies(const node& n, device_allocator& a, const kernel_entry* entry, std::span<const tensor_view> in,
-                               std::span<const tensor_view> out) {
+inline void run_on_host_copies(const node& n, device_allocator& a, const kernel_entry* entry,
+                               std::span<const tensor_view> in, std::span<const tensor_view> out) {
   std::vector<std::vector<std::byte>> host_in(in.size()), host_out(out.size());
   std::vector<tensor_view> hin(in.size()), hout(out.size());
   for (std::size_t k = 0; k < in.size(); ++k) {
@@ -28,9 +28,12 @@ inline void run_on_host_copies(const node& n, device_allocator& a, const kernel_
     host_out[k].resize(out[k].bytes());
     hout[k] = tensor_view{host_out[k].data(), out[k].spec};
   }
-  if (entry) entry->host(kernel_call{n, hin, hout, nullptr});
-  else run_opaque_kernel(n.kernel, hin, hout);
-  for (std::size_t k = 0; k < out.size(); ++k) a.copy_host_to_device(out[k].data, host_out[k].data(), out[k].bytes(), n.id);
+  if (entry)
+    entry->host(kernel_call{n, hin, hout, nullptr});
+  else
+    run_opaque_kernel(n.kernel, hin, hout);
+  for (std::size_t k = 0; k < out.size(); ++k)
+    a.copy_host_to_device(out[k].data, host_out[k].data(), out[k].bytes(), n.id);
   a.synchronize();  // host_out dies on return
 }
 

@@ -29,13 +29,16 @@ struct tensor {
   std::vector<std::byte> bytes(t.spec.byte_size());
   if (bytes.empty()) return bytes;
   device_allocator& a = *t.buffer.allocator();
-  if (a.device().is_host()) std::memcpy(bytes.data(), t.buffer.data(), bytes.size());
-  else a.copy_device_to_host(bytes.data(), t.buffer.data(), bytes.size());
+  if (a.device().is_host())
+    std::memcpy(bytes.data(), t.buffer.data(), bytes.size());
+  else
+    a.copy_device_to_host(bytes.data(), t.buffer.data(), bytes.size());
   return bytes;
 }
 
 // Writes host bytes into memory of `a` and waits, so `host` may die on return.
-inline void write_from_host(device_allocator& a, void* dst, std::span<const std::byte> host, std::string_view node = {}) {
+inline void write_from_host(device_allocator& a, void* dst, std::span<const std::byte> host,
+                            std::string_view node = {}) {
   if (host.empty()) return;
   if (a.device().is_host()) {
     std::memcpy(dst, host.data(), host.size());
@@ -46,7 +49,8 @@ inline void write_from_host(device_allocator& a, void* dst, std::span<const std:
 }
 
 // fill_deterministic's values in memory of `a` (directly where that memory is host memory).
-inline void fill_on(device_allocator& a, void* dst, const tensor_spec& spec, std::uint64_t seed, std::string_view name) {
+inline void fill_on(device_allocator& a, void* dst, const tensor_spec& spec, std::uint64_t seed,
+                    std::string_view name) {
   if (a.device().is_host() || a.underlying().emulated()) {
     fill_deterministic(dst, spec, seed, name);
     return;
@@ -58,9 +62,11 @@ inline void fill_on(device_allocator& a, void* dst, const tensor_spec& spec, std
 
 // A tensor of `spec`'s layout on `where`, filled with fill_deterministic(seed, name).
 [[nodiscard]] inline tensor make_deterministic_tensor(allocator_registry& allocators, const tensor_spec& spec,
-                                                      devpass::device where, std::uint64_t seed, std::string_view name) {
+                                                      devpass::device where, std::uint64_t seed,
+                                                      std::string_view name) {
   device_allocator& a = allocators.find(where);
-  tensor t{tensor_spec{spec.type, spec.shape, where, std::nullopt, std::nullopt}, device_buffer(a, spec.byte_size(), 64, name)};
+  tensor t{tensor_spec{spec.type, spec.shape, where, std::nullopt, std::nullopt},
+           device_buffer(a, spec.byte_size(), 64, name)};
   fill_on(a, t.buffer.data(), t.spec, seed, name);
   return t;
 }

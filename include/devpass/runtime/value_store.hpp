@@ -25,7 +25,8 @@ struct value_slot {
 class value_store {
  public:
   // `arenas`: the planned buffers (plan.buffers[1..]), allocated.
-  value_store(const graph& g, const memory_plan& plan, allocator_registry& allocators, std::vector<device_buffer>& arenas)
+  value_store(const graph& g, const memory_plan& plan, allocator_registry& allocators,
+              std::vector<device_buffer>& arenas)
       : g_(g), plan_(plan), allocators_(allocators), arenas_(arenas), values_(boost::num_vertices(g)) {}
 
   // v's values (one slot per output once v has run).
@@ -70,7 +71,6 @@ class value_store {
                         "'" + value_name(g_, r) + "' has not been computed before this node (plan order)");
     return s;
   }
-
 
   // The allocation of its own that `s` is (null when it is not one, or was taken already).
   [[nodiscard]] device_buffer* owned_buffer(const value_slot& s) {

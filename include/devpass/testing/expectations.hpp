@@ -37,7 +37,8 @@ namespace devpass::testing {
 struct no_options {};
 
 template <class P>
-concept value_pattern = requires(const P p, const graph& g, value_ref v, pattern::capture_set<typename P::binds>& caps) {
+concept value_pattern = requires(const P p, const graph& g, value_ref v,
+                                 pattern::capture_set<typename P::binds>& caps) {
   { p.match(g, v, caps) } -> std::convertible_to<bool>;
   { pattern::describe(p) } -> std::convertible_to<std::string>;
   { pattern::explain(p, g, v) } -> std::convertible_to<std::optional<std::string>>;
@@ -100,7 +101,8 @@ template <class P>
   pattern::capture_set<typename P::binds> caps;
   if (!p.match(g, value, caps)) return std::nullopt;
   std::string text = detail::pattern_text(p) + " matches " + to_string(g, value) + ", expected no match";
-  if constexpr (!std::is_same_v<typename P::binds, pattern::type_list<>>) text += "\n  captures: " + detail::captures_text(g, caps);
+  if constexpr (!std::is_same_v<typename P::binds, pattern::type_list<>>)
+    text += "\n  captures: " + detail::captures_text(g, caps);
   return text + "\n  at " + node_line(g, value.producer);
 }
 

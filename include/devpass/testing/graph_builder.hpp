@@ -38,7 +38,8 @@ struct layout {
   devpass::dtype type = devpass::dtype::float32;
   std::vector<std::int64_t> shape;
   layout(std::initializer_list<std::int64_t> dims, devpass::dtype t = devpass::dtype::float32) : type(t), shape(dims) {}
-  layout(std::vector<std::int64_t> dims, devpass::dtype t = devpass::dtype::float32) : type(t), shape(std::move(dims)) {}
+  layout(std::vector<std::int64_t> dims, devpass::dtype t = devpass::dtype::float32)
+      : type(t), shape(std::move(dims)) {}
   [[nodiscard]] tensor_spec spec() const { return tensor_spec{type, shape}; }
 };
 
@@ -132,7 +133,8 @@ class graph_builder {
     if (report.ok()) return g;
     const graph_error& first = report.problems.front();
     std::string problem = first.problem();
-    if (report.problems.size() > 1) problem += " (and " + std::to_string(report.problems.size() - 1) + " more problems)";
+    if (report.problems.size() > 1)
+      problem += " (and " + std::to_string(report.problems.size() - 1) + " more problems)";
     throw graph_error("", first.node(), first.field(), std::move(problem));
   }
 
@@ -151,8 +153,7 @@ class graph_builder {
     std::vector<std::size_t> first_operand(pending_.size() + 1, 0);
     for (std::size_t i = 0; i < pending_.size(); ++i) {
       const pending& p = pending_[i];
-      for (std::size_t slot = 0; slot < p.inputs.size(); ++slot)
-        resolved.push_back(resolve(p, slot, by_id));
+      for (std::size_t slot = 0; slot < p.inputs.size(); ++slot) resolved.push_back(resolve(p, slot, by_id));
       first_operand[i + 1] = resolved.size();
     }
     // Layouts: a node given none takes its operand 0's, which may itself be inferred.
@@ -204,7 +205,8 @@ class graph_builder {
     return *this;
   }
 
-  value_ref resolve(const pending& p, std::size_t slot, const std::unordered_map<std::string_view, vertex>& by_id) const {
+  value_ref resolve(const pending& p, std::size_t slot,
+                    const std::unordered_map<std::string_view, vertex>& by_id) const {
     const std::string& reference = p.inputs[slot];
     std::string_view id = reference;
     std::uint32_t output = 0;
@@ -213,14 +215,16 @@ class graph_builder {
       id = std::string_view(reference).substr(0, colon);
       const std::string digits = reference.substr(colon + 1);
       if (digits.size() > 9)
-        throw graph_error("", p.n.id, "inputs", "input " + std::to_string(slot) + " reads output " + digits + " of '" +
-                                                    std::string(id) + "', which is far too large");
+        throw graph_error("", p.n.id, "inputs",
+                          "input " + std::to_string(slot) + " reads output " + digits + " of '" + std::string(id) +
+                              "', which is far too large");
       output = static_cast<std::uint32_t>(std::stoul(digits));
     }
     const auto it = by_id.find(id);
     if (it == by_id.end())
-      throw graph_error("", p.n.id, "inputs",
-                        "input " + std::to_string(slot) + " reads '" + reference + "', which no node of the builder defines");
+      throw graph_error(
+          "", p.n.id, "inputs",
+          "input " + std::to_string(slot) + " reads '" + reference + "', which no node of the builder defines");
     return {it->second, output};
   }
 

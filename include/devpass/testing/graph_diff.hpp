@@ -110,8 +110,10 @@ inline std::size_t live_nodes(const graph& g) {
   const std::string an(a_name), bn(b_name);
   const std::size_t na = detail::live_nodes(a), nb = detail::live_nodes(b);
   std::string text = "graphs differ: ";
-  if (na == nb) text += an + " and " + bn + " have " + detail::plural(na, "node", "nodes") + " each";
-  else text += an + " has " + detail::plural(na, "node", "nodes") + ", " + bn + " has " + std::to_string(nb);
+  if (na == nb)
+    text += an + " and " + bn + " have " + detail::plural(na, "node", "nodes") + " each";
+  else
+    text += an + " has " + detail::plural(na, "node", "nodes") + ", " + bn + " has " + std::to_string(nb);
   if (!same_method) text += "\n  method: " + an + " '" + method_name(a) + "', " + bn + " '" + method_name(b) + "'";
   if (!in_a.duplicates.empty()) text += "\n  ids used twice in " + an + ": " + detail::id_list(in_a.duplicates);
   if (!in_b.duplicates.empty()) text += "\n  ids used twice in " + bn + ": " + detail::id_list(in_b.duplicates);
@@ -125,7 +127,8 @@ inline std::size_t live_nodes(const graph& g) {
     const std::size_t width = std::max(an.size(), bn.size()) + 2;
     text += "\n    " + (an + ":").append(width - an.size() - 1, ' ') + node_line(a, first->first);
     text += "\n    " + (bn + ":").append(width - bn.size() - 1, ' ') + node_line(b, first->second);
-    text += "\n  " + detail::plural(differing.size(), "node differs", "nodes differ") + ": " + detail::id_list(differing);
+    text +=
+        "\n  " + detail::plural(differing.size(), "node differs", "nodes differ") + ": " + detail::id_list(differing);
   }
   return text;
 }

@@ -84,12 +84,14 @@ class json_field_checks {
       case element_type::INT64: {
         const std::int64_t v = e.get_int64().value_unsafe();
         if (v < 0) fail(node, field, "negative " + std::string(what) + " " + std::to_string(v));
-        if (v > max) fail(node, field, std::string(what) + " " + std::to_string(v) + " is larger than " + std::to_string(max));
+        if (v > max)
+          fail(node, field, std::string(what) + " " + std::to_string(v) + " is larger than " + std::to_string(max));
         return v;
       }
       case element_type::UINT64:
-        fail(node, field, std::string(what) + " " + std::to_string(e.get_uint64().value_unsafe()) + " is larger than " +
-                              std::to_string(max));
+        fail(node, field,
+             std::string(what) + " " + std::to_string(e.get_uint64().value_unsafe()) + " is larger than " +
+                 std::to_string(max));
       case element_type::DOUBLE: fail(node, field, std::string(what) + " is not an integer");
       default: fail(node, field, "expected an integer, found " + std::string(type_name(e.type())));
     }

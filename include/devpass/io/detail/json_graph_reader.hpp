@@ -83,10 +83,17 @@ class json_graph_reader : json_field_checks {
     bool has_format = false, has_name = false, has_nodes = false;
     for (const auto field : top) {
       bool* seen = nullptr;
-      if (field.key == "format") { seen = &has_format; format = field.value; }
-      else if (field.key == "name") { seen = &has_name; name = field.value; }
-      else if (field.key == "nodes") { seen = &has_nodes; nodes = field.value; }
-      else fail("", std::string(field.key), "unknown field (expected format, name, nodes)");
+      if (field.key == "format") {
+        seen = &has_format;
+        format = field.value;
+      } else if (field.key == "name") {
+        seen = &has_name;
+        name = field.value;
+      } else if (field.key == "nodes") {
+        seen = &has_nodes;
+        nodes = field.value;
+      } else
+        fail("", std::string(field.key), "unknown field (expected format, name, nodes)");
       if (*seen) fail("", std::string(field.key), "duplicate field");
       *seen = true;
     }
@@ -101,7 +108,7 @@ class json_graph_reader : json_field_checks {
 
   // `g` made a graph of `count` nodes yet to be read.
   void start_graph(graph& g, std::string_view name, std::size_t count) {
-    g = graph();  // cheap: the copy of an empty graph
+    g = graph();                                     // cheap: the copy of an empty graph
     g.m_vertices.reserve(node_capacity_for(count));  // room for the copies passes add
     g.m_vertices.resize(count);                      // every vertex up front: references may point forward
     g[boost::graph_bundle].name = std::string(name);
@@ -168,7 +175,8 @@ class json_graph_reader : json_field_checks {
 
     // Collect the fields first so that every later message can name the node by its id.
     enum slot_index { id_f, op_f, device_f, kernel_f, inputs_f, outputs_f, attrs_f, field_count };
-    static constexpr std::string_view names[field_count] = {"id", "op", "device", "kernel", "inputs", "outputs", "attrs"};
+    static constexpr std::string_view names[field_count] = {"id",     "op",      "device", "kernel",
+                                                            "inputs", "outputs", "attrs"};
     element fields[field_count];
     bool present[field_count] = {};
     std::string_view unknown, duplicate;
@@ -203,8 +211,9 @@ class json_graph_reader : json_field_checks {
     const std::string_view op_text = expect_string(fields[op_f], id, {"op"});
     const auto op = parse_op_kind(op_text);
     if (!op)
-      fail(id, "op", "unknown op " + quoted(op_text) +
-                         " (expected input, constant, delegate, call, h2d_copy, d2h_copy, d2d_copy, output)");
+      fail(id, "op",
+           "unknown op " + quoted(op_text) +
+               " (expected input, constant, delegate, call, h2d_copy, d2h_copy, d2d_copy, output)");
     n.op = *op;
 
     if (present[device_f]) n.device = read_device(fields[device_f], id, {"device"});
@@ -221,8 +230,10 @@ class json_graph_reader : json_field_checks {
       std::uint32_t slot = 0;
       for (const element ref : ins) {
         const pending_input input{v, slot, expect_string(ref, id, {"inputs", slot})};
-        if (streaming_) add_input_now(g, input);
-        else pending_.push_back(input);
+        if (streaming_)
+          add_input_now(g, input);
+        else
+          pending_.push_back(input);
         ++slot;
       }
       n.arity = slot;
@@ -321,7 +332,8 @@ class json_graph_reader : json_field_checks {
              "reference " + quoted(p.ref) + " names output " + std::string(first, last) + " of '" + producer.id +
                  "', which has " + std::to_string(producer.outputs.size()) + " output(s)");
     } else if (producer.outputs.empty()) {
-      fail(g[p.consumer].id, field, "reference " + quoted(p.ref) + " names node '" + producer.id + "', which has no outputs");
+      fail(g[p.consumer].id, field,
+           "reference " + quoted(p.ref) + " names node '" + producer.id + "', which has no outputs");
     }
     return value_ref{*found, output};
   }

@@ -34,15 +34,15 @@ std::optional<node_layout> scan_node_layout(Source& source, std::size_t batch_by
   enum class phase { before_nodes, in_nodes, after_nodes };
   phase at = phase::before_nodes;
   constexpr std::string_view nodes_key = "nodes";
-  std::size_t depth = 0;        // containers open
+  std::size_t depth = 0;  // containers open
   bool in_string = false;
-  int key_match = -1;           // inside a string at depth 1: the characters of "nodes" it matched so far
-  int after_key = 0;            // 1: the key "nodes" just closed at depth 1; 2: and its ':' was seen
-  bool nonempty = false;        // the array holds something
-  bool closed = false;          // the top-level '}' after the array was seen
-  std::size_t batch_start = 0;  // offset of the first byte of the batch being scanned
+  int key_match = -1;                    // inside a string at depth 1: the characters of "nodes" it matched so far
+  int after_key = 0;                     // 1: the key "nodes" just closed at depth 1; 2: and its ':' was seen
+  bool nonempty = false;                 // the array holds something
+  bool closed = false;                   // the top-level '}' after the array was seen
+  std::size_t batch_start = 0;           // offset of the first byte of the batch being scanned
   std::vector<char> block(block_bytes);  // the text is read a block at a time
-  std::size_t offset = 0;  // of the block's first byte
+  std::size_t offset = 0;                // of the block's first byte
   for (;;) {
     const std::size_t n = source.read(block.data(), block.size());
     if (n == 0) break;

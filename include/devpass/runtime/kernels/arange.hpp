@@ -22,10 +22,12 @@ inline void arange_i64(const std::int64_t* start, std::int64_t* out, std::size_t
 }
 
 [[nodiscard]] inline kernel_entry arange_kernel() {
-  return {arange_fits, [](const kernel_call& c) {
+  return {arange_fits,
+          [](const kernel_call& c) {
             arange_i64(c.inputs[0].as<const std::int64_t>(), c.outputs[0].as<std::int64_t>(),
                        c.outputs[0].spec->element_count());
-          }, {}};
+          },
+          {}};
 }
 
 }  // namespace devpass::runtime::kernels

@@ -69,7 +69,8 @@ inline void attention_f32(const float* q, const float* k, const float* v, const 
 }
 
 [[nodiscard]] inline bool attention_fits(const node& n, input_specs in) {
-  if (!arity_is(n, in, 5, 2) || !has_rank(in[0], dtype::float32, 2) || !has_rank(in[3], dtype::float32, 3)) return false;
+  if (!arity_is(n, in, 5, 2) || !has_rank(in[0], dtype::float32, 2) || !has_rank(in[3], dtype::float32, 3))
+    return false;
   const auto& qs = in[0]->shape;
   const auto& cs = in[3]->shape;
   const std::int64_t h = attr_int(n, "head_dim", qs[1]);
@@ -88,20 +89,22 @@ inline void check_positions(const node& n, const std::int64_t* positions, std::s
                             std::uint32_t slot) {
   for (std::size_t i = 0; i < tokens; ++i)
     if (positions[i] < 0 || static_cast<std::size_t>(positions[i]) >= rows)
-      throw graph_error("", n.id, "inputs[" + std::to_string(slot) + "]",
-                        "position " + std::to_string(positions[i]) + " is outside the cache's " +
-                            std::to_string(rows) + " rows");
+      throw graph_error(
+          "", n.id, "inputs[" + std::to_string(slot) + "]",
+          "position " + std::to_string(positions[i]) + " is outside the cache's " + std::to_string(rows) + " rows");
 }
 
 [[nodiscard]] inline kernel_entry attention_kernel() {
-  return {attention_fits, [](const kernel_call& c) {
+  return {attention_fits,
+          [](const kernel_call& c) {
             const auto d = attention_shape(c.op, *c.inputs[0].spec, *c.inputs[3].spec);
             const auto* positions = c.inputs[4].as<const std::int64_t>();
             check_positions(c.op, positions, d.tokens, d.cache_rows, 4);
             attention_f32(c.inputs[0].as<const float>(), c.inputs[1].as<const float>(), c.inputs[2].as<const float>(),
-                          c.inputs[3].as<const float>(), positions, c.outputs[0].as<float>(),
-                          c.outputs[1].as<float>(), d);
-          }, {}};
+                          c.inputs[3].as<const float>(), positions, c.outputs[0].as<float>(), c.outputs[1].as<float>(),
+                          d);
+          },
+          {}};
 }
 
 }  // namespace devpass::runtime::kernels

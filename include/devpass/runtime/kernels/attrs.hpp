@@ -25,12 +25,16 @@ namespace devpass::runtime::kernels {
   for (std::size_t i = 0; i < attrs.size(); ++i) {
     const char c = attrs[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '{' || c == '[') ++depth;
-    else if (c == '}' || c == ']') --depth;
+    if (c == '{' || c == '[')
+      ++depth;
+    else if (c == '}' || c == ']')
+      --depth;
     else if (c == '"') {
       // A key at depth 1 is a string followed by ':'.
       const std::size_t close = attrs.find('"', i + 1);

@@ -55,7 +55,8 @@ inline std::size_t count(const tensor_view& t) { return static_cast<std::size_t>
   if (name == "matmul")
     return [](const kernel_call& c) {
       const auto d = matmul_shape(*c.inputs[0].spec, *c.inputs[1].spec);
-      check_launch(c, ck::matmul_f32(f(c.inputs[0]), f(c.inputs[1]), f(c.outputs[0]), d.batch, d.m, d.k, d.n, c.stream));
+      check_launch(c,
+                   ck::matmul_f32(f(c.inputs[0]), f(c.inputs[1]), f(c.outputs[0]), d.batch, d.m, d.k, d.n, c.stream));
     };
   if (name == "rms_norm")
     return [](const kernel_call& c) {
@@ -72,24 +73,24 @@ inline std::size_t count(const tensor_view& t) { return static_cast<std::size_t>
   if (name == "rotary")
     return [](const kernel_call& c) {
       const auto& s = c.inputs[0].spec->shape;
-      check_launch(c, ck::rotary_f32(f(c.inputs[0]), i64(c.inputs[1]), f(c.outputs[0]), static_cast<std::size_t>(s[0]),
-                                     static_cast<std::size_t>(s[1]),
-                                     static_cast<std::size_t>(attr_int(c.op, "head_dim", s[1])),
-                                     attr_float(c.op, "theta", default_rope_theta), c.stream));
+      check_launch(
+          c, ck::rotary_f32(f(c.inputs[0]), i64(c.inputs[1]), f(c.outputs[0]), static_cast<std::size_t>(s[0]),
+                            static_cast<std::size_t>(s[1]), static_cast<std::size_t>(attr_int(c.op, "head_dim", s[1])),
+                            attr_float(c.op, "theta", default_rope_theta), c.stream));
     };
   if (name == "attention")
     return [](const kernel_call& c) {
       const auto d = attention_shape(c.op, *c.inputs[0].spec, *c.inputs[3].spec);
-      check_launch(c, ck::attention_f32(f(c.inputs[0]), f(c.inputs[1]), f(c.inputs[2]), f(c.inputs[3]), i64(c.inputs[4]),
-                                        f(c.outputs[0]), f(c.outputs[1]), d.tokens, d.width, d.cache_rows, d.head_dim,
-                                        c.stream));
+      check_launch(c, ck::attention_f32(f(c.inputs[0]), f(c.inputs[1]), f(c.inputs[2]), f(c.inputs[3]),
+                                        i64(c.inputs[4]), f(c.outputs[0]), f(c.outputs[1]), d.tokens, d.width,
+                                        d.cache_rows, d.head_dim, c.stream));
     };
   if (name == "embedding")
     return [](const kernel_call& c) {
       const auto& table = c.inputs[0].spec->shape;
-      check_launch(c, ck::embedding_f32(f(c.inputs[0]), i64(c.inputs[1]), f(c.outputs[0]), count(c.inputs[1]),
-                                        static_cast<std::size_t>(table[0]), static_cast<std::size_t>(table[1]),
-                                        c.stream));
+      check_launch(c,
+                   ck::embedding_f32(f(c.inputs[0]), i64(c.inputs[1]), f(c.outputs[0]), count(c.inputs[1]),
+                                     static_cast<std::size_t>(table[0]), static_cast<std::size_t>(table[1]), c.stream));
     };
   if (name == "top_k_routing")
     return [](const kernel_call& c) {
@@ -101,9 +102,9 @@ inline std::size_t count(const tensor_view& t) { return static_cast<std::size_t>
   if (name == "moe_experts")
     return [](const kernel_call& c) {
       const auto m = moe_shape(*c.inputs[0].spec, *c.inputs[1].spec, *c.inputs[3].spec);
-      check_launch(c, ck::moe_experts_f32(f(c.inputs[0]), i64(c.inputs[1]), f(c.inputs[2]), f(c.inputs[3]),
-                                          f(c.inputs[4]), f(c.inputs[5]), f(c.outputs[0]), m.tokens, m.d, m.k,
-                                          m.experts, m.hidden, c.stream));
+      check_launch(
+          c, ck::moe_experts_f32(f(c.inputs[0]), i64(c.inputs[1]), f(c.inputs[2]), f(c.inputs[3]), f(c.inputs[4]),
+                                 f(c.inputs[5]), f(c.outputs[0]), m.tokens, m.d, m.k, m.experts, m.hidden, c.stream));
     };
   if (name == "argmax")
     return [](const kernel_call& c) {

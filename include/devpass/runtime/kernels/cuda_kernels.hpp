@@ -30,11 +30,11 @@ status embedding_f32(const float* table, const std::int64_t* ids, float* out, st
                      std::size_t d, void* stream);
 status rotary_f32(const float* x, const std::int64_t* positions, float* out, std::size_t rows, std::size_t n,
                   std::size_t head_dim, double theta, void* stream);
-status attention_f32(const float* q, const float* k, const float* v, const float* cache,
-                     const std::int64_t* positions, float* out, float* cache_out, std::size_t tokens,
-                     std::size_t width, std::size_t cache_rows, std::size_t head_dim, void* stream);
-status top_k_routing_f32(const float* logits, std::int64_t* ids, float* weights, std::size_t rows,
-                         std::size_t experts, std::size_t k, void* stream);
+status attention_f32(const float* q, const float* k, const float* v, const float* cache, const std::int64_t* positions,
+                     float* out, float* cache_out, std::size_t tokens, std::size_t width, std::size_t cache_rows,
+                     std::size_t head_dim, void* stream);
+status top_k_routing_f32(const float* logits, std::int64_t* ids, float* weights, std::size_t rows, std::size_t experts,
+                         std::size_t k, void* stream);
 status moe_experts_f32(const float* x, const std::int64_t* ids, const float* weights, const float* w_gate,
                        const float* w_up, const float* w_down, float* out, std::size_t tokens, std::size_t d,
                        std::size_t k, std::size_t experts, std::size_t hidden, void* stream);

@@ -44,26 +44,34 @@ inline void gelu_f32(const float* x, float* out, std::size_t n) noexcept {
 }
 
 [[nodiscard]] inline kernel_entry add_kernel() {
-  return {binary_fits, [](const kernel_call& c) {
+  return {binary_fits,
+          [](const kernel_call& c) {
             add_f32(c.inputs[0].as<const float>(), c.inputs[1].as<const float>(), c.outputs[0].as<float>(),
                     c.outputs[0].spec->element_count());
-          }, {}};
+          },
+          {}};
 }
 [[nodiscard]] inline kernel_entry mul_kernel() {
-  return {binary_fits, [](const kernel_call& c) {
+  return {binary_fits,
+          [](const kernel_call& c) {
             mul_f32(c.inputs[0].as<const float>(), c.inputs[1].as<const float>(), c.outputs[0].as<float>(),
                     c.outputs[0].spec->element_count());
-          }, {}};
+          },
+          {}};
 }
 [[nodiscard]] inline kernel_entry silu_kernel() {
-  return {unary_fits, [](const kernel_call& c) {
+  return {unary_fits,
+          [](const kernel_call& c) {
             silu_f32(c.inputs[0].as<const float>(), c.outputs[0].as<float>(), c.outputs[0].spec->element_count());
-          }, {}};
+          },
+          {}};
 }
 [[nodiscard]] inline kernel_entry gelu_kernel() {
-  return {unary_fits, [](const kernel_call& c) {
+  return {unary_fits,
+          [](const kernel_call& c) {
             gelu_f32(c.inputs[0].as<const float>(), c.outputs[0].as<float>(), c.outputs[0].spec->element_count());
-          }, {}};
+          },
+          {}};
 }
 
 }  // namespace devpass::runtime::kernels

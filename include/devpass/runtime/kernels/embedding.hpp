@@ -28,7 +28,8 @@ inline void embedding_f32(const float* table, const std::int64_t* ids, float* ou
 }
 
 [[nodiscard]] inline kernel_entry embedding_kernel() {
-  return {embedding_fits, [](const kernel_call& c) {
+  return {embedding_fits,
+          [](const kernel_call& c) {
             const auto& table = *c.inputs[0].spec;
             const auto tokens = static_cast<std::size_t>(c.inputs[1].spec->shape[0]);
             const auto* ids = c.inputs[1].as<const std::int64_t>();
@@ -39,7 +40,8 @@ inline void embedding_f32(const float* table, const std::int64_t* ids, float* ou
                                       std::to_string(table.shape[0]) + " rows");
             embedding_f32(c.inputs[0].as<const float>(), ids, c.outputs[0].as<float>(), tokens,
                           static_cast<std::size_t>(table.shape[1]));
-          }, {}};
+          },
+          {}};
 }
 
 }  // namespace devpass::runtime::kernels

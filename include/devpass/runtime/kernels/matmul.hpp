@@ -28,8 +28,8 @@ inline void matmul_f32(const float* a, const float* b, float* out, std::size_t b
     float* os = out + s * m * n;
     for (std::size_t i = 0; i < m; ++i)
       portable::lane_order_dots(
-          k, n, [&](std::size_t p) { return as[i * k + p]; }, [&](std::size_t p) { return bs + p * n; },
-          lanes.data(), os + i * n);
+          k, n, [&](std::size_t p) { return as[i * k + p]; }, [&](std::size_t p) { return bs + p * n; }, lanes.data(),
+          os + i * n);
   }
 }
 
@@ -55,11 +55,13 @@ struct matmul_dims {
 }
 
 [[nodiscard]] inline kernel_entry matmul_kernel() {
-  return {matmul_fits, [](const kernel_call& c) {
+  return {matmul_fits,
+          [](const kernel_call& c) {
             const auto d = matmul_shape(*c.inputs[0].spec, *c.inputs[1].spec);
             matmul_f32(c.inputs[0].as<const float>(), c.inputs[1].as<const float>(), c.outputs[0].as<float>(), d.batch,
                        d.m, d.k, d.n);
-          }, {}};
+          },
+          {}};
 }
 
 }  // namespace devpass::runtime::kernels

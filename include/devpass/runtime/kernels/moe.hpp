@@ -69,15 +69,15 @@ inline void moe_experts_f32(const float* x, const std::int64_t* ids, const float
       const float* wu = w_up + e * m.d * m.hidden;
       const float* wd = w_down + e * m.hidden * m.d;
       const auto x_at = [&](std::size_t c) { return xi[c]; };
-      portable::lane_order_dots(m.d, m.hidden, x_at, [&](std::size_t c) { return wg + c * m.hidden; }, lanes.data(),
-                                gate.data());
-      portable::lane_order_dots(m.d, m.hidden, x_at, [&](std::size_t c) { return wu + c * m.hidden; }, lanes.data(),
-                                up.data());
+      portable::lane_order_dots(
+          m.d, m.hidden, x_at, [&](std::size_t c) { return wg + c * m.hidden; }, lanes.data(), gate.data());
+      portable::lane_order_dots(
+          m.d, m.hidden, x_at, [&](std::size_t c) { return wu + c * m.hidden; }, lanes.data(), up.data());
       // y = (silu(gate) * up) W_down.
       for (std::size_t f = 0; f < m.hidden; ++f) g[f] = silu_f32(gate[f]) * up[f];
       portable::lane_order_dots(
-          m.hidden, m.d, [&](std::size_t f) { return g[f]; }, [&](std::size_t f) { return wd + f * m.d; },
-          lanes.data(), y.data());
+          m.hidden, m.d, [&](std::size_t f) { return g[f]; }, [&](std::size_t f) { return wd + f * m.d; }, lanes.data(),
+          y.data());
       const float w = weights[i * m.k + j];
       for (std::size_t c = 0; c < m.d; ++c) oi[c] += w * y[c];
     }
@@ -110,27 +110,31 @@ inline void moe_experts_f32(const float* x, const std::int64_t* ids, const float
 }
 
 [[nodiscard]] inline kernel_entry top_k_routing_kernel() {
-  return {top_k_routing_fits, [](const kernel_call& c) {
+  return {top_k_routing_fits,
+          [](const kernel_call& c) {
             const auto& s = *c.inputs[0].spec;
             top_k_routing_f32(c.inputs[0].as<const float>(), c.outputs[0].as<std::int64_t>(), c.outputs[1].as<float>(),
                               static_cast<std::size_t>(s.shape[0]), static_cast<std::size_t>(s.shape[1]),
                               static_cast<std::size_t>(c.op.outputs[0].shape[1]));
-          }, {}};
+          },
+          {}};
 }
 
 [[nodiscard]] inline kernel_entry moe_experts_kernel() {
-  return {moe_experts_fits, [](const kernel_call& c) {
+  return {moe_experts_fits,
+          [](const kernel_call& c) {
             const auto m = moe_shape(*c.inputs[0].spec, *c.inputs[1].spec, *c.inputs[3].spec);
             const auto* ids = c.inputs[1].as<const std::int64_t>();
             for (std::size_t i = 0; i < m.tokens * m.k; ++i)
               if (ids[i] < 0 || static_cast<std::size_t>(ids[i]) >= m.experts)
-                throw graph_error("", c.op.id, "inputs[1]",
-                                  "expert id " + std::to_string(ids[i]) + " is outside [0, " +
-                                      std::to_string(m.experts) + ")");
+                throw graph_error(
+                    "", c.op.id, "inputs[1]",
+                    "expert id " + std::to_string(ids[i]) + " is outside [0, " + std::to_string(m.experts) + ")");
             moe_experts_f32(c.inputs[0].as<const float>(), ids, c.inputs[2].as<const float>(),
                             c.inputs[3].as<const float>(), c.inputs[4].as<const float>(), c.inputs[5].as<const float>(),
                             c.outputs[0].as<float>(), m);
-          }, {}};
+          },
+          {}};
 }
 
 }  // namespace devpass::runtime::kernels

@@ -41,8 +41,7 @@ inline void softmax_f32(const float* x, float* out, std::size_t rows, std::size_
 }
 
 [[nodiscard]] inline bool rms_norm_fits(const node& n, input_specs in) {
-  if (!arity_is(n, in, 2, 1) || in[0] == nullptr || in[0]->type != dtype::float32 || in[0]->shape.empty())
-    return false;
+  if (!arity_is(n, in, 2, 1) || in[0] == nullptr || in[0]->type != dtype::float32 || in[0]->shape.empty()) return false;
   const std::int64_t d = in[0]->shape.back();
   return d > 0 && is(in[1], dtype::float32, {d}) && is(&n.outputs[0], dtype::float32, in[0]->shape);
 }
@@ -52,19 +51,23 @@ inline void softmax_f32(const float* x, float* out, std::size_t rows, std::size_
 }
 
 [[nodiscard]] inline kernel_entry rms_norm_kernel() {
-  return {rms_norm_fits, [](const kernel_call& c) {
+  return {rms_norm_fits,
+          [](const kernel_call& c) {
             const auto& s = *c.inputs[0].spec;
             const auto d = static_cast<std::size_t>(s.shape.back());
             rms_norm_f32(c.inputs[0].as<const float>(), c.inputs[1].as<const float>(), c.outputs[0].as<float>(),
                          s.element_count() / d, d, static_cast<float>(attr_float(c.op, "eps", default_rms_eps)));
-          }, {}};
+          },
+          {}};
 }
 [[nodiscard]] inline kernel_entry softmax_kernel() {
-  return {softmax_fits, [](const kernel_call& c) {
+  return {softmax_fits,
+          [](const kernel_call& c) {
             const auto& s = *c.inputs[0].spec;
             const auto n = static_cast<std::size_t>(s.shape.back());
             softmax_f32(c.inputs[0].as<const float>(), c.outputs[0].as<float>(), s.element_count() / n, n);
-          }, {}};
+          },
+          {}};
 }
 
 }  // namespace devpass::runtime::kernels

@@ -109,8 +109,8 @@ struct sin_cos {
 };
 DEVPASS_HOST_DEVICE inline sin_cos sin_cos_f64(double x) {
   const double k = round_to_integer(x * 6.36619772367581382433e-01);
-  const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) -
-                   k * 2.02226624871116645580e-21;
+  const double r =
+      ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
   const double r2 = r * r;
   double s = -1.0 / 121645100408832000.0;  // -1/19!
   s = s * r2 + 1.0 / 355687428096000.0;    // 1/17!

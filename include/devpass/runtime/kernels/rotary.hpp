@@ -51,13 +51,15 @@ inline void rotary_f32(const float* x, const std::int64_t* positions, float* out
 }
 
 [[nodiscard]] inline kernel_entry rotary_kernel() {
-  return {rotary_fits, [](const kernel_call& c) {
+  return {rotary_fits,
+          [](const kernel_call& c) {
             const auto& s = *c.inputs[0].spec;
             rotary_f32(c.inputs[0].as<const float>(), c.inputs[1].as<const std::int64_t>(), c.outputs[0].as<float>(),
                        static_cast<std::size_t>(s.shape[0]), static_cast<std::size_t>(s.shape[1]),
                        static_cast<std::size_t>(attr_int(c.op, "head_dim", s.shape[1])),
                        attr_float(c.op, "theta", default_rope_theta));
-          }, {}};
+          },
+          {}};
 }
 
 }  // namespace devpass::runtime::kernels

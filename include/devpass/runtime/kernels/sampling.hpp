@@ -28,11 +28,13 @@ inline void argmax_f32(const float* x, std::int64_t* out, std::size_t rows, std:
 }
 
 [[nodiscard]] inline kernel_entry argmax_kernel() {
-  return {argmax_fits, [](const kernel_call& c) {
+  return {argmax_fits,
+          [](const kernel_call& c) {
             const auto& s = *c.inputs[0].spec;
             argmax_f32(c.inputs[0].as<const float>(), c.outputs[0].as<std::int64_t>(),
                        static_cast<std::size_t>(s.shape[0]), static_cast<std::size_t>(s.shape[1]));
-          }, {}};
+          },
+          {}};
 }
 
 }  // namespace devpass::runtime::kernels
