@@ -71,12 +71,13 @@ const char* const declared_pipeline_tu =
     "  return devpass::propagate_device(g, o).after.copies(); }\n";
 
 // What Boost.Hana costs where devpass uses it (passes/policy_reflection.hpp, for drivers): the
-// propagation header with one use of its options, without and with the reflected knobs printed.
+// propagation header with one use of its options, without and with the reflected knobs printed
+// (io/policy_json.hpp).
 const char* const options_only_tu =
     "#include <devpass/passes/propagate_device.hpp>\n"
     "std::size_t run(const devpass::propagate_options& o) { return o.elide; }\n";
 const char* const policy_reflection_tu =
-    "#include <devpass/passes/policy_reflection.hpp>\n"
+    "#include <devpass/io/policy_json.hpp>\n"
     "std::size_t run(const devpass::propagate_options& o) {\n"
     "  return devpass::reflection::policy_json<devpass::policy_from_options>(o).size(); }\n";
 

@@ -28,7 +28,7 @@
 
 #include <simdjson.h>
 
-#include "devpass/graph/json_string.hpp"
+#include "devpass/io/detail/json_string.hpp"
 #include "flat_graph.hpp"
 #include "flat_propagation.hpp"
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "devpass/io/capture_json.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/capturability.hpp"

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "devpass/graph/graph.hpp"
-#include "devpass/graph/json_string.hpp"
 #include "devpass/io/atomic_file.hpp"
+#include "devpass/io/detail/json_string.hpp"
 #include "devpass/io/detail/write_buffer.hpp"
 
 namespace devpass {

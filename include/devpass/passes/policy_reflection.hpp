@@ -1,7 +1,7 @@
 // devpass/passes/policy_reflection.hpp — the knobs of device propagation, enumerable at compile
 // time (Boost.Hana's BOOST_HANA_ADAPT_STRUCT): a compile-time policy's `propagate_knobs` and the
 // run-time `propagate_options`. Drivers derive their command-line options, the options' --help
-// lines and --print-policy's JSON from these, so a knob added to either struct appears everywhere
+// lines and --print-policy's JSON (io/policy_json.hpp) from these, so a knob added to either struct appears everywhere
 // at once, and one without a help line does not compile.
 //
 // Kept out of propagate_device.hpp: a pass over a compiler's graph does not pay for Hana
@@ -95,32 +95,5 @@ static_assert(every_knob_has_help<propagate_options>(propagate_option_help),
               "devpass: a knob of propagate_options has no line in propagate_option_help");
 static_assert(every_knob_has_help<propagate_knobs>(propagate_knob_help),
               "devpass: a knob of propagate_knobs has no line in propagate_knob_help");
-
-namespace detail {
-inline void append_json_value(std::string& out, bool v) { out += v ? "true" : "false"; }
-inline void append_json_value(std::string& out, copy_policy v) { (out += '"').append(to_string(v)) += '"'; }
-template <class Struct>
-void append_json_object(std::string& out, const Struct& s) {
-  out += '{';
-  bool first = true;
-  for_each_knob(s, [&](std::string_view name, const auto& value) {
-    if (!first) out += ", ";
-    first = false;
-    (out += '"').append(name) += "\": ";
-    append_json_value(out, value);
-  });
-  out += '}';
-}
-}  // namespace detail
-
-// {"compiled": {the policy's knobs}, "options": {the run-time knobs}}: what --print-policy prints.
-template <class Policy>
-std::string policy_json(const propagate_options& options) {
-  std::string out = "{\"compiled\": ";
-  detail::append_json_object(out, knobs_of<Policy>());
-  out += ", \"options\": ";
-  detail::append_json_object(out, options);
-  return out + "}";
-}
 
 }  // namespace devpass::reflection

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "devpass/graph/device.hpp"
-#include "devpass/graph/json_string.hpp"
+#include "devpass/io/detail/json_string.hpp"
 
 namespace devpass::detail {
 

@@ -1,6 +1,5 @@
-// devpass/graph/json_string.hpp — a string as a JSON string literal: what the file writer and
-// the reports of core headers (the capturability verdict) print. Here, not in io/, because core
-// headers use it and no core header includes io/.
+// devpass/io/detail/json_string.hpp — a string as a JSON string literal: what the file writer and
+// the JSON reports (io/capture_json.hpp) print.
 //
 //   append_json_string(out, text)     appends "text", escaped, to a std::string
 //   write_json_string_body(to, text)  writes text escaped (no quotes) at `to`, which has room for
