@@ -5,7 +5,7 @@
 #include "devpass/pattern/guards.hpp"
 #include "devpass/pattern/patterns.hpp"
 #include "devpass/rules/actions.hpp"
-#include "devpass/rules/driver.hpp"
+#include "devpass/rules/rewrite_driver.hpp"
 #include "devpass/rules/rule.hpp"
 
 namespace devpass::dsl {

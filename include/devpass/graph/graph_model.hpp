@@ -1,42 +1,12 @@
 // devpass/graph/graph_model.hpp — the graph concept: what a graph type provides so that
-// devpass's patterns, guards, actions, rule driver, pipelines, device propagation and memory
-// planning run on it. devpass::graph (graph.hpp) is one model; a compiler's own Boost.Graph
-// adjacency_list with its own vertex property is another (examples/own_graph/, docs/graph-concept.md).
-//
-// Storage, checked: G is boost::adjacency_list<vecS, vecS, bidirectionalS, V, E, GP, vecS>, so a
-// vertex is an index (std::size_t) and the edges lie in one vector (rewiring moves an edge in
-// place, compaction slides them down). E has the members of devpass::edge_info: `output` (which
-// value of the source), `slot` (which input of the target), `out_position` (a hint for O(1) use
-// removal, kept by devpass). V and GP are the user's. Values are (producer, output index).
-//
-// Vertex operations: a specialization of devpass::graph_model<G> with these static members
-// (g: G, v: vertex, x: value_ref). Each is one line over the user's own vertex property.
-//   op_kind role(const G&, v)                 the vertex's role: the user's op mapped onto
-//                                             input, constant, delegate, call, h2d/d2h/d2d copy, output
-//   bool erased(const G&, v)                  a tombstone, see erase_node / compact
-//   void mark_erased(G&, v)
-//   std::uint32_t arity(const G&, v)          input slots
-//   void set_arity(G&, v, std::uint32_t)
-//   std::uint32_t output_count(const G&, v)   values it produces
-//   device node_device(const G&, v)           where it runs (a copy: its device side)
-//   std::optional<device> marked_device(const G&, x)   where a pass placed the value, if it did
-//   void mark_device(G&, x, device)           place it
-//   dtype value_dtype(const G&, x)
-//   std::uint64_t value_bytes(const G&, x)    byte size (copy statistics, planning)
-//   name(const G&, v)                         display name for messages (a string or string_view)
-//   vertex add_copy(G&, [rewrite_state&,] const copy_request&)
-//                                             a new vertex of a copy kind on a device, one output
-//                                             laid out as the source value, not yet connected
-// Optional:
-//   using rewrite_state = S;                  per rewrite run state built from G& (devpass::graph:
-//                                             its id allocator), handed to add_copy
-//   void set_node_device(G&, v, device)       when the model stores a device on sources too
-//                                             (devpass::graph's file format): place_on keeps an
-//                                             input's or constant's own device in step
-//   void set_buffer(G&, x, std::optional<buffer_slot>)   needed by plan_memory only
-// The concept is modeled_graph<G> (plannable_graph<G> adds set_buffer); a type that lacks an
-// operation does not compile: check_graph_model<G>() is asserted at every entry point, one
-// static_assert per operation, whose message names it.
+// devpass's patterns, rules, pipelines, passes and planner run on it. G is a
+// boost::adjacency_list<vecS, vecS, bidirectionalS, V, E, GP, vecS> whose edge property has
+// devpass::edge_info's members, with a specialization of devpass::graph_model<G> giving the
+// vertex operations (role, erased, arity, devices, value dtype and bytes, name, add_copy, ...)
+// over the user's own V. devpass::graph (graph.hpp) is one model, a compiler's own IR another
+// (examples/own_graph/). docs/graph-concept.md lists every operation, what it means and which
+// are optional. The concept is modeled_graph<G> (plannable_graph<G> adds set_buffer); every
+// entry point asserts check_graph_model<G>(), whose first error line names what a type lacks.
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>

@@ -77,7 +77,7 @@ bool read_slots(const G& g, vertex v, std::vector<value_ref>& slots) {
 
 // Plans ExecuTorch's three copy phases on g without changing it; nullopt when g is outside what
 // the plan covers (see the header comment). The matches_tried counts follow the rewrite
-// driver's visiting order (rules/driver.hpp): a node is retried after each rewrite, and the
+// driver's visiting order (rules/rewrite_driver.hpp): a node is retried after each rewrite, and the
 // nodes a rewrite touched that the sweep had passed are visited once more.
 template <class G>
 std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_options& o, bool elide) {

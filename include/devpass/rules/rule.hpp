@@ -7,7 +7,7 @@
 // Compile-time checks, each a static_assert whose message names the mistake: the action uses a
 // capture the pattern does not bind; the guard reads one (see patterns.hpp); a table is empty.
 // A rule shrinks the graph when its action surely erases a node (`erase`); the driver relies on
-// that for termination and bounds every other rule (see driver.hpp).
+// that for termination and bounds every other rule (see rewrite_driver.hpp).
 #pragma once
 
 #include <cstddef>

@@ -8,7 +8,7 @@
 //   apply_rules(single, ctx)       the sweep: every node there at the start, in vertex order; at a
 //                                  node the rules in table order, each at all of its sites
 //
-// Why the result is the worklist driver's (driver.hpp), graph and counters alike but for
+// Why the result is the worklist driver's (rewrite_driver.hpp), graph and counters alike but for
 // matches_tried: the worklist tries the same (rule, site) pairs in the same order at a node's
 // first visit, on the same graph, and what it does besides — trying a node again after a rewrite,
 // settling the nodes an action touched, visiting the nodes it made — only finds a match that a
@@ -21,8 +21,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "devpass/rules/driver.hpp"
 #include "devpass/rules/independence.hpp"
+#include "devpass/rules/rewrite_driver.hpp"
 
 namespace devpass::rules {
 
