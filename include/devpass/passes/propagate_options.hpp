@@ -13,6 +13,11 @@ namespace devpass {
 
 enum class copy_policy { executorch, devpass };
 
+// The run-time options. The names are ExecuTorch's where ExecuTorch has the option, so that a
+// user of its PropagateDevicePass finds them: enable_non_cpu_memory_planning switches device
+// propagation itself (copies, placement) on, not only planning, as in ExecuTorch (off: its legacy
+// mode, delegate devices tagged and nothing else); `elide` is the run-time switch of the phase the
+// compile-time knob elide_round_trips compiles in.
 struct propagate_options {
   copy_policy policy = copy_policy::devpass;
   bool enable_non_cpu_memory_planning = true;
