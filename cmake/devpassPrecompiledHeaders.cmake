@@ -1,9 +1,9 @@
 # Precompiled headers for devpass's own programs (docs/building.md, "Compile times"): the
 # standard, Boost, simdjson and doctest headers that nearly every TU of the tests, fuzz replays,
 # tools, examples, benches and doc snippets parses, compiled once per build instead of once per
-# TU. Never devpass's own headers (editing one must rebuild only the TUs that include it), never
-# the header check (every public header compiles alone, with nothing force-included) nor the
-# compile-time reference TU. Without them (DEVPASS_PRECOMPILE_HEADERS=OFF, the default with
+# TU. Never devpass's own headers (editing one must rebuild only the TUs that include it), nor the
+# compile-time reference TU. The header check uses them (it then shows that each header brings the
+# devpass headers it uses); without them (DEVPASS_PRECOMPILE_HEADERS=OFF, the default with
 # clang, which scripts/test's clang stage builds) every TU includes what it uses, or fails.
 #
 #   devpass_precompile_headers(DIRECTORIES dir...)   after those directories are added
