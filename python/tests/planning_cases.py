@@ -93,6 +93,10 @@ def _torchvision(name: str):
 
         torch.manual_seed(0)
         model = getattr(torchvision.models, name)(weights=None).eval()
+        if name == "vit_b_16":
+            # torchvision zero-initialises its classification head: the outputs would be zeros
+            # whatever the layers under it computed, and a run of the .pte would check nothing.
+            nn.init.normal_(model.heads.head.weight, std=0.02)
         # vit_b_16's position embedding fixes 224x224; the convolutional models take any size.
         side = 224 if (name == "vit_b_16" or not small) else 64
         return model, (torch.randn(1, 3, side, side),)
@@ -188,9 +192,11 @@ def per_device(records):
     return out
 
 
-def edge_program(name: str, scheme, small: bool = True):
-    """The model exported and lowered: CPU-only (scheme None) or partitioned by DevicePartitioner."""
-    from executorch.exir import to_edge_transform_and_lower
+def edge_program(name: str, scheme, small: bool = True, keep_linear: bool = False):
+    """The model exported and lowered: CPU-only (scheme None) or partitioned by DevicePartitioner.
+    keep_linear: aten.linear kept whole rather than decomposed into permute_copy and addmm (the
+    .pte then runs ExecuTorch's optimized linear kernel, not the portable addmm)."""
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
 
     module, inputs = MODELS[name](small)
     with torch.no_grad():  # the decoder's cache buffers: mutated in place, never trained
@@ -200,7 +206,8 @@ def edge_program(name: str, scheme, small: bool = True):
         from devpass.partition import DevicePartitioner
 
         partitioner = [DevicePartitioner(scheme)]
-    return to_edge_transform_and_lower(exported, partitioner=partitioner), inputs
+    config = EdgeCompileConfig(preserve_ops=[torch.ops.aten.linear.default]) if keep_linear else None
+    return to_edge_transform_and_lower(exported, partitioner=partitioner, compile_config=config), inputs
 
 
 def compare(edge):
