@@ -1,8 +1,8 @@
 // bench_runtime — the executor's cost per node on the emulated path; where a GPU is usable, its
 // cost per node there against the same kernels launched by hand, and the CUDA allocator's copy
 // bandwidth against a raw cudaMemcpyAsync of the same bytes in the same run (the ratio is the
-// figure to watch; goal >= 0.9); and graph mode's replay on the emulated path against the same
-// prepared method run node by node. JSON lines as scripts/bench expects.
+// figure to watch; goal >= 0.9); and graph mode's replay (emulated, and as a CUDA graph on a GPU)
+// against the same prepared method run node by node. JSON lines as scripts/bench expects.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -181,6 +181,22 @@ void executor_overhead_gpu() {
   emit("executor_ns_per_node_planned_cuda", executor / (nodes + 4) * 1e9, "ns");
   emit("raw_launch_ns_per_kernel_cuda", raw / nodes * 1e9, "ns");
   emit("executor_vs_raw_launch_cuda", raw / executor, "ratio");
+
+  // Graph mode on the GPU: the same chain as one prepared method run node by node and one whose
+  // device segment was captured as a CUDA graph on its first run and is replayed after. Both keep
+  // their arenas, so the difference is the executor's per-node work and the launches themselves.
+  prepared_method normal(g, plan, allocators.registry, kernels);
+  prepared_method replayed(g, plan, allocators.registry, kernels, {.graphs = graph_mode::when_capturable});
+  (void)replayed.run(inputs);  // captures
+  if (replayed.replayed_segments() == 0) {
+    for (const std::string& why : replayed.not_replayed()) std::fprintf(stderr, "bench_runtime: no replay: %s\n", why.c_str());
+    return;
+  }
+  const double by_node = best_seconds(5, [&] { (void)normal.run(inputs); });
+  const double replay = best_seconds(5, [&] { (void)replayed.run(inputs); });
+  emit("executor_ns_per_node_replay_cuda", replay / (nodes + 4) * 1e9, "ns");
+  emit("cuda_replay_over_normal_per_node", replay / by_node, "ratio");
+  emit("replay_vs_raw_launch_cuda", raw / replay, "ratio");
 }
 #endif
 
