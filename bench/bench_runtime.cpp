@@ -21,8 +21,8 @@
 
 #include "devpass/runtime/cuda/cuda_allocator.hpp"
 #include "devpass/runtime/cuda/device_query.hpp"
+#include "devpass/runtime/cuda/kernels.hpp"
 #include "devpass/runtime/kernels/builtin.hpp"
-#include "devpass/runtime/kernels/cuda_kernels.hpp"
 #endif
 
 using namespace devpass;
@@ -189,7 +189,8 @@ void executor_overhead_gpu() {
   prepared_method replayed(g, plan, allocators.registry, kernels, {.graphs = graph_mode::when_capturable});
   (void)replayed.run(inputs);  // captures
   if (replayed.replayed_segments() == 0) {
-    for (const std::string& why : replayed.not_replayed()) std::fprintf(stderr, "bench_runtime: no replay: %s\n", why.c_str());
+    for (const std::string& why : replayed.not_replayed())
+      std::fprintf(stderr, "bench_runtime: no replay: %s\n", why.c_str());
     return;
   }
   const double by_node = best_seconds(5, [&] { (void)normal.run(inputs); });

@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <vector>
 
-#include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "graph_dir.hpp"
 #include "random_graph.hpp"
+#include "read_graph_declared.hpp"
 
 namespace devpass::testing_support {
 

@@ -7,15 +7,16 @@
 #include <filesystem>
 
 #include "devpass/io/capture_json.hpp"
-#include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/capturability.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/testing/graph_builder.hpp"
 #include "graph_dir.hpp"
+#include "read_graph_declared.hpp"
 
 using namespace devpass;
 using devpass::testing::graph_builder;
+using devpass::testing_support::read_graph_file;
 
 namespace {
 

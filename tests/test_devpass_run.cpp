@@ -7,14 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/graph_runner.hpp"
 #include "devpass/runtime/kernels/builtin.hpp"
 #include "graph_dir.hpp"
+#include "read_graph_declared.hpp"
 
 using namespace devpass;
+using devpass::testing_support::read_graph_file;
 using namespace devpass::runtime;
 
 namespace {

@@ -4,10 +4,11 @@
 #include <string>
 
 #include "devpass/io/dot_writer.hpp"
-#include "devpass/io/json_reader.hpp"
 #include "graph_dir.hpp"
+#include "read_graph_declared.hpp"
 
 using namespace devpass;
+using devpass::testing_support::read_graph_file;
 
 namespace {
 

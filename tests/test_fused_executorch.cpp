@@ -14,15 +14,16 @@
 #include <vector>
 
 #include "convert.hpp"
-#include "devpass/io/json_reader.hpp"
 #include "devpass/io/json_writer.hpp"
 #include "devpass/passes/propagate_device.hpp"
 #include "own_graph.hpp"
 #include "propagation_cases.hpp"
+#include "read_graph_declared.hpp"
 
 namespace {
 
 using namespace devpass;
+using devpass::testing_support::read_graph_string;
 using testing_support::every_flag_set;
 
 // The stock pipeline with the executorch phases run as rule tables.

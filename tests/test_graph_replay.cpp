@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "../examples/moe_decode/model.hpp"
-#include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/default_allocators.hpp"
@@ -29,8 +28,10 @@
 #include "devpass/runtime/prepared_method.hpp"
 #include "devpass/testing/graph_builder.hpp"
 #include "graph_dir.hpp"
+#include "read_graph_declared.hpp"
 
 using namespace devpass;
+using devpass::testing_support::read_graph_file;
 using namespace devpass::runtime;
 using devpass::testing::graph_builder;
 

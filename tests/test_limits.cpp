@@ -9,14 +9,15 @@
 
 #include "devpass/graph/verify.hpp"
 #include "devpass/io/dot_writer.hpp"
-#include "devpass/io/json_reader.hpp"
 #include "devpass/io/json_writer.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/graph_runner.hpp"
 #include "devpass/runtime/kernels/builtin.hpp"
+#include "read_graph_declared.hpp"
 
 using namespace devpass;
+using devpass::testing_support::read_graph_string;
 
 namespace {
 

@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "devpass/graph/verify.hpp"
-#include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/planning/verify_plan.hpp"
 #include "graph_dir.hpp"
+#include "read_graph_declared.hpp"
 
 using namespace devpass;
+using devpass::testing_support::read_graph_file;
 
 namespace {
 tensor_spec f32(std::int64_t n) { return {dtype::float32, {n}}; }

@@ -12,17 +12,18 @@
 
 #include "convert.hpp"
 #include "devpass/graph/verify.hpp"
-#include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/rules.hpp"
 #include "graph_dir.hpp"
 #include "own_graph.hpp"
 #include "propagation_cases.hpp"
+#include "read_graph_declared.hpp"
 
 namespace {
 
 using namespace devpass;
+using devpass::testing_support::read_graph_file;
 using testing_support::every_flag_set;
 using testing_support::repository_graphs;
 

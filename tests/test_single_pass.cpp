@@ -6,16 +6,17 @@
 
 #include <string>
 
-#include "devpass/io/json_reader.hpp"
 #include "devpass/io/json_writer.hpp"
 #include "devpass/passes/propagation_phases.hpp"
 #include "devpass/rules/single_pass.hpp"
 #include "propagation_cases.hpp"
 #include "random_graph.hpp"
+#include "read_graph_declared.hpp"
 
 namespace {
 
 using namespace devpass;
+using devpass::testing_support::read_graph_file;
 using namespace devpass::dsl;
 using devpass::rules::independence::first_enabling_pair;
 using devpass::rules::independence::rule_pair;

@@ -2,13 +2,14 @@
 // be wrong (each corruption below is one the executor would otherwise run into at run time).
 #include <doctest/doctest.h>
 
-#include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/planning/verify_plan.hpp"
 #include "graph_dir.hpp"
+#include "read_graph_declared.hpp"
 
 using namespace devpass;
+using devpass::testing_support::read_graph_file;
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include <cuda_runtime.h>
 
-#include "devpass/runtime/kernels/cuda_kernels.hpp"
+#include "devpass/runtime/cuda/kernels.hpp"
 #include "devpass/runtime/kernels/portable_math.hpp"
 
 namespace devpass::cuda::kernels::detail {

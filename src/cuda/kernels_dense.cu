@@ -1,5 +1,5 @@
 // CUDA builds of the dense builtin kernels (elementwise, matmul, rms_norm, softmax, argmax,
-// arange, embedding). Conventions: include/devpass/runtime/kernels/*.hpp; interface: cuda_kernels.hpp.
+// arange, embedding). Conventions: include/devpass/runtime/kernels/*.hpp; interface: runtime/cuda/kernels.hpp.
 // Every sum runs in the host kernel's order (portable_math.hpp: block order for row reductions,
 // dot_lanes order for matmul), so the results are the host's bits.
 #include "kernels_common.cuh"

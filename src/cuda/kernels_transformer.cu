@@ -1,6 +1,6 @@
 // CUDA builds of the transformer builtin kernels (rotary, attention over a KV cache, top-k
 // routing, MoE experts). Conventions: include/devpass/runtime/kernels/*.hpp; interface:
-// cuda_kernels.hpp. Every sum runs in the host kernel's order (portable_math.hpp), so the
+// runtime/cuda/kernels.hpp. Every sum runs in the host kernel's order (portable_math.hpp), so the
 // results are the host's bits.
 #include "kernels_common.cuh"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "../graph_dir.hpp"
-#include "devpass/io/json_reader.hpp"
+#include "../read_graph_declared.hpp"
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/cuda/device_query.hpp"
@@ -21,6 +21,7 @@
 #include "devpass/runtime/prepared_method.hpp"
 
 using namespace devpass;
+using devpass::testing_support::read_graph_file;
 using namespace devpass::runtime;
 
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../graph_dir.hpp"
-#include "devpass/io/json_reader.hpp"
+#include "../read_graph_declared.hpp"
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/cuda/cuda_allocator.hpp"
@@ -19,6 +19,7 @@
 #include "devpass/runtime/kernels/builtin.hpp"
 
 using namespace devpass;
+using devpass::testing_support::read_graph_file;
 using namespace devpass::runtime;
 
 namespace {

@@ -1,5 +1,5 @@
 // devpass/runtime/kernels/builtin_cuda.hpp — the CUDA implementations of the builtin kernels:
-// adapters from a kernel_call to the plain launchers in cuda_kernels.hpp (src/cuda/kernels_*.cu).
+// adapters from a kernel_call to the plain launchers in runtime/cuda/kernels.hpp (src/cuda/kernels_*.cu).
 // Only meaningful where DEVPASS_HAS_CUDA is defined (the program links devpass::cuda).
 #pragma once
 
@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
+#include "devpass/runtime/cuda/kernels.hpp"
 #include "devpass/runtime/kernel.hpp"
 #include "devpass/runtime/kernels/attention.hpp"
-#include "devpass/runtime/kernels/cuda_kernels.hpp"
 #include "devpass/runtime/kernels/matmul.hpp"
 #include "devpass/runtime/kernels/moe.hpp"
 #include "devpass/runtime/kernels/normalization.hpp"
