@@ -82,10 +82,29 @@ void executor_overhead() {
   emit("executor_ns_per_node_unplanned_emulated", own / (nodes + 4) * 1e9, "ns");
 }
 
-// Graph mode on emulated devices: the same chain, planned, as one prepared method run node by node
-// (graph_mode::off) and one that recorded its schedule on a first run and replays it. Both keep
-// their arenas and constants, so the ratio is what replay saves of the executor's per-node work
-// (plan checks, operand lookups, kernel lookup) with the kernels' own cost in both.
+// One prepared method run node by node and one in graph mode, which records (emulated devices) or
+// captures (CUDA) its segments on a first run and replays them after; best of 5 each. Both keep
+// their arenas and constants, so the difference is the executor's per-node work (and, on a GPU,
+// the launches). A replayed time of 0 means graph mode replayed nothing (why, on stderr).
+struct replay_times {
+  double by_node = 0, replay = 0;
+};
+replay_times time_replay(const graph& g, const memory_plan& plan, allocator_registry& allocators,
+                         const kernel_registry& kernels, const std::vector<tensor>& inputs, graph_mode mode) {
+  prepared_method normal(g, plan, allocators, kernels);
+  prepared_method replayed(g, plan, allocators, kernels, {.graphs = mode});
+  (void)replayed.run(inputs);  // records or captures
+  if (replayed.replayed_segments() == 0) {
+    for (const std::string& why : replayed.not_replayed())
+      std::fprintf(stderr, "bench_runtime: no replay: %s\n", why.c_str());
+    return {};
+  }
+  return {.by_node = best_seconds(5, [&] { (void)normal.run(inputs); }),
+          .replay = best_seconds(5, [&] { (void)replayed.run(inputs); })};
+}
+
+// Graph mode on emulated devices: what a replayed schedule saves of the executor's per-node work
+// (plan checks, operand lookups, kernel lookup), with the kernels' own cost in both runs.
 void emulated_replay() {
   constexpr std::uint32_t nodes = 20000;
   kernel_registry kernels;
@@ -96,13 +115,9 @@ void emulated_replay() {
   const memory_plan plan = plan_memory(g);
   default_allocators allocators = make_default_allocators(devices_of(g), false);
   const auto inputs = make_method_inputs(g, allocators.registry, 1);
-  prepared_method normal(g, plan, allocators.registry, kernels);
-  prepared_method replayed(g, plan, allocators.registry, kernels, {.graphs = graph_mode::required});
-  (void)replayed.run(inputs);  // records
-  const double by_node = best_seconds(5, [&] { (void)normal.run(inputs); });
-  const double replay = best_seconds(5, [&] { (void)replayed.run(inputs); });
-  emit("executor_ns_per_node_replay_emulated", replay / (nodes + 4) * 1e9, "ns");
-  emit("emulated_replay_over_normal_per_node", replay / by_node, "ratio");
+  const replay_times t = time_replay(g, plan, allocators.registry, kernels, inputs, graph_mode::required);
+  emit("executor_ns_per_node_replay_emulated", t.replay / (nodes + 4) * 1e9, "ns");
+  emit("emulated_replay_over_normal_per_node", t.replay / t.by_node, "ratio");
 }
 
 #if defined(DEVPASS_HAS_CUDA)
@@ -182,22 +197,12 @@ void executor_overhead_gpu() {
   emit("raw_launch_ns_per_kernel_cuda", raw / nodes * 1e9, "ns");
   emit("executor_vs_raw_launch_cuda", raw / executor, "ratio");
 
-  // Graph mode on the GPU: the same chain as one prepared method run node by node and one whose
-  // device segment was captured as a CUDA graph on its first run and is replayed after. Both keep
-  // their arenas, so the difference is the executor's per-node work and the launches themselves.
-  prepared_method normal(g, plan, allocators.registry, kernels);
-  prepared_method replayed(g, plan, allocators.registry, kernels, {.graphs = graph_mode::when_capturable});
-  (void)replayed.run(inputs);  // captures
-  if (replayed.replayed_segments() == 0) {
-    for (const std::string& why : replayed.not_replayed())
-      std::fprintf(stderr, "bench_runtime: no replay: %s\n", why.c_str());
-    return;
-  }
-  const double by_node = best_seconds(5, [&] { (void)normal.run(inputs); });
-  const double replay = best_seconds(5, [&] { (void)replayed.run(inputs); });
-  emit("executor_ns_per_node_replay_cuda", replay / (nodes + 4) * 1e9, "ns");
-  emit("cuda_replay_over_normal_per_node", replay / by_node, "ratio");
-  emit("replay_vs_raw_launch_cuda", raw / replay, "ratio");
+  // Graph mode on the GPU: the chain's device segment captured as one CUDA graph.
+  const replay_times t = time_replay(g, plan, allocators.registry, kernels, inputs, graph_mode::when_capturable);
+  if (t.replay == 0) return;
+  emit("executor_ns_per_node_replay_cuda", t.replay / (nodes + 4) * 1e9, "ns");
+  emit("cuda_replay_over_normal_per_node", t.replay / t.by_node, "ratio");
+  emit("replay_vs_raw_launch_cuda", raw / t.replay, "ratio");
 }
 #endif
 

@@ -1,8 +1,7 @@
 // tests/read_graph_declared.hpp — the devpass.graph/1 reader (io/json_reader.hpp) for the test
-// programs that only load graphs: declared here, compiled once in tests/instances/read_graph.cpp.
-// A TU that calls the reader in place compiles it and simdjson's parsers with it, about 1.4 CPU
-// seconds at the g++ stage's -Og; a TU that calls these compiles a call (docs/building.md,
-// "Compile times"). The tests of the reader itself, and of the writers against it, include
+// programs that only load graphs: declared here, compiled once in tests/instances/read_graph.cpp,
+// so that those TUs do not each compile the reader and simdjson's parsers (docs/building.md,
+// "Compile times"). The reader's own tests and the JSON writer's round trips include
 // json_reader.hpp. Behaviour and messages are the reader's: these only forward.
 #pragma once
 
