@@ -368,8 +368,8 @@ constexpr auto mark_upstream = make_table(
         },
         c));
 // Never stops: every application makes the next one possible.
-constexpr auto grow_forever =
-    make_table(call.as(c) / apply([](auto& ctx, value_ref v) { ctx.g[v.producer].kernel += "+"; }, c));
+constexpr auto grow_forever = make_table(
+    call.as(c) / apply([](auto& ctx, value_ref v) { ctx.g[v.producer].kernel = ctx.g[v.producer].kernel + "+"; }, c));
 // Guards that read options (when) need them passed.
 struct elide_options {
   bool elide = true;

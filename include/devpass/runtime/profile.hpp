@@ -21,7 +21,7 @@ struct node_time {
 
 // What a profile entry calls node `n`: its kernel for delegates and calls, else its op.
 [[nodiscard]] inline std::string profile_label(const node& n) {
-  return n.op == op_kind::delegate || n.op == op_kind::call ? n.kernel : std::string(to_string(n.op));
+  return n.op == op_kind::delegate || n.op == op_kind::call ? n.kernel.str() : std::string(to_string(n.op));
 }
 
 // Appends `id`'s time since `start`, measured once every device has finished its queued work

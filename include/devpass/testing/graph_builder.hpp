@@ -157,7 +157,7 @@ class graph_builder {
       first_operand[i + 1] = resolved.size();
     }
     // Layouts: a node given none takes its operand 0's, which may itself be inferred.
-    std::vector<std::vector<tensor_spec>> outputs(pending_.size());
+    std::vector<node_outputs> outputs(pending_.size());
     std::vector<char> state(pending_.size(), 0);  // 0 unknown, 1 being inferred, 2 known
     for (std::size_t i = 0; i < pending_.size(); ++i) infer(i, resolved, first_operand, outputs, state);
     for (std::size_t i = 0; i < pending_.size(); ++i) {
@@ -229,7 +229,7 @@ class graph_builder {
   }
 
   void infer(std::size_t i, const std::vector<value_ref>& resolved, const std::vector<std::size_t>& first_operand,
-             std::vector<std::vector<tensor_spec>>& outputs, std::vector<char>& state) const {
+             std::vector<node_outputs>& outputs, std::vector<char>& state) const {
     if (state[i] == 2) return;
     const pending& p = pending_[i];
     if (!p.infer_layout) {

@@ -217,7 +217,7 @@ class json_graph_reader : json_field_checks {
     n.op = *op;
 
     if (present[device_f]) n.device = read_device(fields[device_f], id, {"device"});
-    if (present[kernel_f]) n.kernel = std::string(expect_string(fields[kernel_f], id, {"kernel"}));
+    if (present[kernel_f]) n.kernel = texts_.get(expect_string(fields[kernel_f], id, {"kernel"}));
 
     if (present[outputs_f]) {
       const auto outs = expect_array(fields[outputs_f], id, {"outputs"});
@@ -240,7 +240,7 @@ class json_graph_reader : json_field_checks {
     }
     if (present[attrs_f]) {
       expect_object(fields[attrs_f], id, {"attrs"});
-      n.attrs = simdjson::minify(fields[attrs_f]);
+      n.attrs = texts_.get(simdjson::minify(fields[attrs_f]));
     }
   }
 
@@ -339,6 +339,7 @@ class json_graph_reader : json_field_checks {
   }
 
   std::optional<id_table> ids_;
+  shared_text_pool texts_;  // kernels and attrs: one block per distinct text
   std::vector<pending_input> pending_;
   std::deque<std::string> forward_refs_;  // a deque: the views into its strings stay valid as it grows
   bool streaming_ = false;

@@ -23,7 +23,7 @@ using input_specs = std::span<const tensor_spec* const>;
   return s != nullptr && s->type == t && s->shape.size() == rank;
 }
 // True when `s` has dtype `t` and exactly `shape`.
-[[nodiscard]] inline bool is(const tensor_spec* s, dtype t, const std::vector<std::int64_t>& shape) noexcept {
+[[nodiscard]] inline bool is(const tensor_spec* s, dtype t, const tensor_shape& shape) noexcept {
   return s != nullptr && s->type == t && s->shape == shape;
 }
 // True when the node has exactly `count` inputs and `outputs` outputs.
@@ -31,7 +31,7 @@ using input_specs = std::span<const tensor_spec* const>;
   return in.size() == count && n.outputs.size() == outputs;
 }
 // Product of a shape's dimensions from `first` on.
-[[nodiscard]] inline std::int64_t elements(const std::vector<std::int64_t>& shape, std::size_t first = 0) noexcept {
+[[nodiscard]] inline std::int64_t elements(std::span<const std::int64_t> shape, std::size_t first = 0) noexcept {
   std::int64_t count = 1;
   for (std::size_t i = first; i < shape.size(); ++i) count *= shape[i];
   return count;
