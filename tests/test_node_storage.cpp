@@ -2,6 +2,8 @@
 // shared kernel and attrs texts, and the reader giving equal texts one block.
 #include <doctest/doctest.h>
 
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -85,6 +87,31 @@ TEST_CASE("tensor_shape: four dimensions inline, more on the heap, and it conver
   CHECK(from_vector == tensor_shape{7, 8});
   CHECK(from_vector.to_vector() == dims);
   CHECK(checked_byte_size(dtype::float32, from_vector) == 7 * 8 * 4);
+
+  tensor_shape copied = small;  // a heap shape copies to a block of its own
+  CHECK(copied == small);
+  CHECK(copied.data() != small.data());
+  const std::int64_t* heap_storage = small.data();
+  tensor_shape moved = std::move(small);  // and moves by taking the block
+  CHECK(moved.data() == heap_storage);
+  CHECK(moved.size() == 5);
+  CHECK(small.empty());  // NOLINT: moved-from is empty, by contract
+  small = moved;
+  CHECK(small == moved);
+  tensor_shape two = {1, 2};
+  tensor_shape inline_moved = std::move(two);
+  CHECK(inline_moved == tensor_shape{1, 2});
+  inline_moved.resize(3, 9);
+  CHECK(inline_moved == std::vector<std::int64_t>{1, 2, 9});
+  CHECK(inline_moved.at(2) == 9);
+  CHECK_THROWS_AS((void)inline_moved.at(3), std::out_of_range);
+  inline_moved.assign(dims.begin(), dims.end());
+  CHECK(inline_moved == dims);
+  CHECK(tensor_shape{1, 2} < tensor_shape{1, 3});
+  CHECK(tensor_shape(3, 1) == tensor_shape{1, 1, 1});
+  const std::span<const std::int64_t> view = moved;
+  CHECK(view.size() == 5);
+  CHECK(sizeof(tensor_shape) == 40);
 
   tensor_spec spec{dtype::int64, dims};
   CHECK(spec.byte_size() == 7 * 8 * 8);

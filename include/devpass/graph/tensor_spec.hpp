@@ -3,39 +3,14 @@
 // The byte size is derived, never stored; checked_byte_size reports overflow instead of wrapping.
 #pragma once
 
-#include <algorithm>
-#include <boost/container/small_vector.hpp>
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
-#include <span>
-#include <vector>
 
 #include "devpass/graph/device.hpp"
 #include "devpass/graph/dtype.hpp"
+#include "devpass/graph/tensor_shape.hpp"
 
 namespace devpass {
-
-// A tensor's dimensions. Up to four are stored inline, so the usual ranks cost no allocation of
-// their own: a value is made for every copy a pass inserts, and a heap block per shape was a
-// tenth of propagation's time (docs/performance.md, "A node without heap blocks"). A vector of
-// dimensions converts implicitly, as the member was a std::vector before.
-class tensor_shape : public boost::container::small_vector<std::int64_t, 4> {
-  using base = boost::container::small_vector<std::int64_t, 4>;
-
- public:
-  using base::base;
-  tensor_shape() = default;
-  tensor_shape(std::initializer_list<std::int64_t> dims) : base(dims) {}
-  tensor_shape(const std::vector<std::int64_t>& dims) : base(dims.begin(), dims.end()) {}  // NOLINT: implicit
-  [[nodiscard]] std::vector<std::int64_t> to_vector() const { return {begin(), end()}; }
-  // Boost's iterators are not C++20 contiguous iterators, so std::span needs telling.
-  operator std::span<const std::int64_t>() const noexcept { return {data(), size()}; }  // NOLINT: implicit
-  friend bool operator==(const tensor_shape& a, const tensor_shape& b) noexcept { return std::ranges::equal(a, b); }
-  friend bool operator==(const tensor_shape& a, const std::vector<std::int64_t>& b) noexcept {
-    return std::ranges::equal(a, b);
-  }
-};
 
 // Number of bytes of a dense tensor, or nullopt when it does not fit in 63 bits.
 [[nodiscard]] inline std::optional<std::uint64_t> checked_byte_size(dtype t, const tensor_shape& shape) noexcept {

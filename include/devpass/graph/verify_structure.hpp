@@ -82,15 +82,17 @@ class first_id_index {
   std::uint64_t hashes_[2 * ahead] = {};
 };
 
-// What verify_structure reads of node v beyond its own storage: its id's characters, its
-// output specs and its in-edge entries (heap blocks, a cache miss each), asked for early.
+// What verify_structure reads of node v beyond its own storage: its in-edge entries, and its
+// id's characters and output specs where they do not fit inline (an id over 15 characters,
+// several outputs): heap blocks, a cache miss each, asked for early.
 inline void prefetch_heap_blocks(const graph& g, vertex v) {
   const auto& stored = g.m_vertices[v];
   __builtin_prefetch(stored.m_property.id.data());
   __builtin_prefetch(stored.m_property.outputs.data());
   __builtin_prefetch(stored.m_in_edges.data());
 }
-// ... and then its producers' nodes (loaded once v's in-edge entries are) and its first spec's shape.
+// ... and then its producers' nodes (loaded once v's in-edge entries are) and its first spec's
+// shape (on the heap past four dimensions).
 inline void prefetch_producers(const graph& g, vertex v) {
   const auto& stored = g.m_vertices[v];
   if (!stored.m_property.outputs.empty()) __builtin_prefetch(stored.m_property.outputs.front().shape.data());
