@@ -136,15 +136,20 @@ struct graph_model<graph> {
         break;
       case copy_naming::after_value: id = copy_id_of_value(g, r.source, suffix); break;
     }
-    tensor_spec spec = g[r.source.producer].outputs.at(r.source.output);
+    tensor_spec spec = g[r.source.producer].outputs.at(r.source.output);  // before the vertex moves
     spec.device = r.kind == op_kind::d2h_copy ? cpu_device : r.side;
     spec.mem_id.reset();
     spec.offset.reset();
-    node copy{.id = ids.make_derived(base, std::move(id)), .op = r.kind, .device = r.side};
-    copy.outputs.push_back(std::move(spec));  // `.outputs = {spec}` would copy the spec again
-    const vertex v = boost::add_vertex(g);
-    g[v] = std::move(copy);
-    return v;
+    std::string copy_id = ids.make_derived(base, std::move(id));
+    // Made in place: a node built aside and moved in would be written twice (and boost::add_vertex
+    // resizes by one through the vector's general growth path).
+    g.m_vertices.emplace_back();
+    node& copy = g.m_vertices.back().m_property;
+    copy.id = std::move(copy_id);
+    copy.op = r.kind;
+    copy.device = r.side;
+    copy.outputs.push_back(std::move(spec));
+    return static_cast<vertex>(g.m_vertices.size() - 1);
   }
 
  private:
