@@ -128,6 +128,30 @@ TEST_CASE("node_outputs: one spec inline, and a vector of specs converts") {
   node one{.id = "y", .op = op_kind::input, .outputs = {tensor_spec{dtype::float32, {4}}}};
   CHECK(one.outputs.capacity() == 1);
   CHECK(one.outputs.front().shape == tensor_shape{4});
+  const tensor_spec* inline_storage = one.outputs.data();
+  one.outputs.push_back(one.outputs.front());  // a second spec, copied from the first, moves to the heap
+  CHECK(one.outputs.data() != inline_storage);
+  CHECK(one.outputs.size() == 2);
+  CHECK(one.outputs[1] == one.outputs[0]);
+  node_outputs moved = std::move(one.outputs);  // a heap vector moves its block
+  CHECK(moved.size() == 2);
+  CHECK(one.outputs.empty());  // NOLINT: moved-from is empty, by contract
+  node_outputs single = {tensor_spec{dtype::int64, {1, 2, 3, 4, 5}}};
+  node_outputs single_moved = std::move(single);  // an inline spec moves into the new one's storage
+  CHECK(single_moved.size() == 1);
+  CHECK(single_moved[0].shape.size() == 5);
+  CHECK(single.empty());  // NOLINT: moved-from
+  moved = single_moved;   // assigning frees the heap block (ASan checks the lifetimes)
+  CHECK(moved == single_moved);
+  moved.resize(3);
+  CHECK(moved.size() == 3);
+  CHECK(moved[2] == tensor_spec{});
+  moved.pop_back();
+  CHECK(moved.size() == 2);
+  CHECK_THROWS_AS((void)moved.at(2), std::out_of_range);
+  moved.clear();
+  CHECK(moved.empty());
+  CHECK(sizeof(node_outputs) == 88);
 }
 
 TEST_CASE("the reader gives the nodes that name one kernel (or one attrs object) one block") {

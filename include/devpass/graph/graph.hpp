@@ -16,11 +16,9 @@
 #pragma once
 
 #include <algorithm>
-#include <boost/container/small_vector.hpp>
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <functional>
-#include <initializer_list>
 #include <optional>
 #include <queue>
 #include <string>
@@ -30,28 +28,13 @@
 #include "devpass/graph/device.hpp"
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/graph_model.hpp"
+#include "devpass/graph/node_outputs.hpp"
 #include "devpass/graph/op_kind.hpp"
 #include "devpass/graph/shared_text.hpp"
 #include "devpass/graph/structure.hpp"
 #include "devpass/graph/tensor_spec.hpp"
 
 namespace devpass {
-
-// A node's output values. One is stored inline (most nodes have one, and every copy a pass makes
-// does), so a node is one block, not three: see tensor_shape. A vector of specs converts.
-class node_outputs : public boost::container::small_vector<tensor_spec, 1> {
-  using base = boost::container::small_vector<tensor_spec, 1>;
-
- public:
-  using base::base;
-  node_outputs() = default;
-  node_outputs(std::initializer_list<tensor_spec> specs) : base(specs) {}
-  node_outputs(const std::vector<tensor_spec>& specs) : base(specs.begin(), specs.end()) {}  // NOLINT: implicit
-  friend bool operator==(const node_outputs& a, const node_outputs& b) noexcept { return std::ranges::equal(a, b); }
-  friend bool operator==(const node_outputs& a, const std::vector<tensor_spec>& b) noexcept {
-    return std::ranges::equal(a, b);
-  }
-};
 
 // What every sweep over the nodes reads (op, device, arity, erased) sits together after the id,
 // in one cache line: a pass over a million nodes then reads one line per node, not two.
