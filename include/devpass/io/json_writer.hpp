@@ -106,14 +106,11 @@ inline void write_node(write_buffer& out, const graph& g, vertex v, std::vector<
   out.text('}');
 }
 
-// The nodes to write: `order`, checked to name every live node once, or a topological order
-// made in `made`. Returns which, without copying `order`.
-inline const std::vector<vertex>& write_order(const graph& g, const std::vector<vertex>* order,
-                                              std::vector<vertex>& made) {
-  if (!order) return made = topological_order(g);
+// Checks that `order` names every live node of g exactly once.
+inline void check_write_order(const graph& g, const std::vector<vertex>& order) {
   const std::size_t n = boost::num_vertices(g);
   std::vector<char> seen(n, 0);
-  for (const vertex v : *order) {
+  for (const vertex v : order) {
     if (v >= n || g[v].erased) throw graph_error("", "", "order", "names a vertex that is not a live node");
     if (seen[v]) throw graph_error("", g[v].id, "order", "the node appears twice in the write order");
     seen[v] = 1;
@@ -121,11 +118,24 @@ inline const std::vector<vertex>& write_order(const graph& g, const std::vector<
   // Every entry is a distinct live node, so one is missing exactly when a live node is unseen.
   for (vertex v = 0; v < n; ++v)
     if (!seen[v] && !g[v].erased) throw graph_error("", g[v].id, "order", "the node is missing from the write order");
-  return *order;
 }
 
-// Writes the nodes of a checked write order (write_order's result).
-inline void write_nodes(const graph& g, std::ostream& os, const std::vector<vertex>& nodes) {
+// Calls write(nodes) with the nodes to write: `order`, checked, or else a topological order (of
+// 32-bit entries: the writer's order sits at devpass-opt's peak RSS). Order and structure
+// problems throw before write is called.
+template <class Write>
+void with_write_order(const graph& g, const std::vector<vertex>* order, Write&& write) {
+  if (order) {
+    check_write_order(g, *order);
+    write(*order);
+  } else {
+    write(topological_order_as<std::uint32_t>(g));
+  }
+}
+
+// Writes the nodes of a checked write order.
+template <class Order>
+void write_nodes(const graph& g, std::ostream& os, const Order& nodes) {
   write_buffer out(os);
   out.text("{\"format\":\"devpass.graph/1\",\"name\":");
   out.json_string(method_name(g));
@@ -144,8 +154,7 @@ inline void write_nodes(const graph& g, std::ostream& os, const std::vector<vert
 // Writes `g` to `os`. Throws graph_error for a cycle (naming a node on it), an unconnected input
 // slot, or an `order` that does not name every live node exactly once.
 inline void write_graph(const graph& g, std::ostream& os, const std::vector<vertex>* order = nullptr) {
-  std::vector<vertex> made;
-  detail::write_nodes(g, os, detail::write_order(g, order, made));
+  detail::with_write_order(g, order, [&](const auto& nodes) { detail::write_nodes(g, os, nodes); });
 }
 
 [[nodiscard]] inline std::string to_json(const graph& g, const std::vector<vertex>* order = nullptr) {
@@ -157,9 +166,9 @@ inline void write_graph(const graph& g, std::ostream& os, const std::vector<vert
 // Writes `g` to `path` ("-": standard output); on any error the file at `path` is untouched.
 inline void write_graph_file(const graph& g, const std::string& path, const std::vector<vertex>* order = nullptr) {
   // Order and structure problems surface before any file exists; the order is checked once.
-  std::vector<vertex> made;
-  const std::vector<vertex>& nodes = detail::write_order(g, order, made);
-  write_file_atomically(path, [&](std::ostream& os) { detail::write_nodes(g, os, nodes); });
+  detail::with_write_order(g, order, [&](const auto& nodes) {
+    write_file_atomically(path, [&](std::ostream& os) { detail::write_nodes(g, os, nodes); });
+  });
 }
 
 }  // namespace devpass
