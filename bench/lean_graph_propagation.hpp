@@ -80,7 +80,7 @@ inline lean_result lean_propagate_shared(lean_graph& g) {
       moves.emplace_back(slot, value_ref{copy, 0});
     }
     // Rewire after the walk over v's in-edges (moving an edge changes that list).
-    for (const auto& [slot, to] : moves) detail::move_in_edge(g, v, slot, to);
+    for (const auto& [slot, to] : moves) move_in_edge(g, v, slot, to);
   }
   return made;
 }

@@ -193,3 +193,56 @@ TEST_CASE(
   p.run<with_second>(g, options{.ran = &ran});
   CHECK(ran == 101);
 }
+
+TEST_CASE("pipeline: run returns what the phases that ran reported, added up") {
+  int ran = 0;
+  graph g = tiny();
+  CHECK(two_phases.run<with_second>(g, options{.ran = &ran}).counters.nodes_added == 1);
+  g = tiny();
+  CHECK(two_phases.run<without_second>(g, options{.ran = &ran}).counters.nodes_added == 0);
+  g = tiny();
+  CHECK(two_phases.run<with_second>(g, options{.run_second = false, .ran = &ran}).counters.nodes_added == 0);
+}
+
+TEST_CASE("pipeline: the stock pipeline's total is the copies its phases made, fused or literal") {
+  // d0 on cuda:0 reads the host input a, d1 on cuda:1 reads d0, the output reads d1: under
+  // ExecuTorch's policy an h2d into each delegate and a d2h after each (4 made), the d2h of d0 and
+  // the h2d into d1 not elided (different devices); the same graph whichever path runs.
+  const auto build = [] {
+    graph g;
+    const tensor_spec s{dtype::float32, {2, 2}};
+    const vertex a = add_node(g, {.id = "a", .op = op_kind::input, .outputs = {s}});
+    const vertex d0 =
+        add_node(g, {.id = "d0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {s}});
+    const vertex d1 =
+        add_node(g, {.id = "d1", .op = op_kind::delegate, .device = cuda_device(1), .kernel = "add", .outputs = {s}});
+    const vertex o = add_node(g, {.id = "out", .op = op_kind::output});
+    connect(g, {a, 0}, d0, 0);
+    connect(g, {d0, 0}, d1, 0);
+    connect(g, {d1, 0}, o, 0);
+    return g;
+  };
+  const propagate_options options{.policy = copy_policy::executorch};
+  graph fused = build();
+  const propagation::phase_result total =
+      propagation::phases.run<executorch_propagate_policy, propagation::phase_result>(fused, options);
+  CHECK(total.copies_made.h2d == 2);
+  CHECK(total.copies_made.d2h == 2);
+  CHECK(total.counters.nodes_added == 4);
+  CHECK(total.counters.nodes_removed == 0);
+  CHECK(total.copies_made == count_copies(fused));
+  // With an instrumentation that looks at the graph between phases the three rule tables run
+  // one by one; the same total.
+  struct looks_at_graph {
+    static constexpr bool inspects_graph() { return true; }
+    void before_phase(std::string_view, const graph&) {}
+    void after_phase(std::string_view, const graph&, const pipeline::phase_result&) {}
+  };
+  graph literal = build();
+  const propagation::phase_result literal_total =
+      propagation::phases.run<executorch_propagate_policy, propagation::phase_result>(literal, options,
+                                                                                      looks_at_graph{});
+  CHECK(literal_total.copies_made == total.copies_made);
+  CHECK(literal_total.counters.nodes_added == total.counters.nodes_added);
+  CHECK(literal_total.counters.nodes_removed == total.counters.nodes_removed);
+}

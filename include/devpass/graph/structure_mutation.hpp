@@ -1,5 +1,5 @@
 // devpass/graph/structure_mutation.hpp — the structural changes every pass makes, over any
-// graph model (graph_model.hpp): connect, rewire (set_operand, replace_uses), erase a node, and
+// graph model (graph_model.hpp): connect, rewire (set_operand, move_in_edge, replace_uses), erase a node, and
 // compact the graph once.
 //
 // Descriptor rules (the same for every model):
@@ -63,10 +63,13 @@ void unlink_out_edge(List& list, const EdgeIter& edge_entry) {
   list.pop_back();
 }
 
+}  // namespace detail
+
 // Makes input slot `slot` of `consumer` read `value` instead of what it read before. The edge is
 // moved in place (its entry in g.m_edges, its property and its place in the consumer's in-edge
 // list are kept; only the producers' out-edge lists change): no edge is made or dropped. False
-// when the slot has no in-edge.
+// when the slot has no in-edge. Needs only the adjacency_list's storage and devpass's edge
+// property, not the graph concept: set_operand is this plus connect for an unconnected slot.
 template <class G>
 bool move_in_edge(G& g, vertex consumer, std::uint32_t slot, value_ref value) {
   for (auto& in : g.m_vertices[consumer].m_in_edges) {
@@ -75,7 +78,7 @@ bool move_in_edge(G& g, vertex consumer, std::uint32_t slot, value_ref value) {
     edge_entry->get_property().output = value.output;
     const vertex old_producer = in.get_target();
     if (old_producer != value.producer) {
-      unlink_out_edge(g.m_vertices[old_producer].m_out_edges, edge_entry);
+      detail::unlink_out_edge(g.m_vertices[old_producer].m_out_edges, edge_entry);
       auto& new_out = g.m_vertices[value.producer].m_out_edges;
       edge_entry->get_property().out_position = static_cast<std::uint32_t>(new_out.size());
       new_out.emplace_back(consumer, edge_entry, &g.m_edges);
@@ -86,11 +89,10 @@ bool move_in_edge(G& g, vertex consumer, std::uint32_t slot, value_ref value) {
   }
   return false;
 }
-}  // namespace detail
 
 template <class G>
 void set_operand(G& g, vertex consumer, std::uint32_t slot, value_ref value) {
-  if (!detail::move_in_edge(g, consumer, slot, value)) connect(g, value, consumer, slot);
+  if (!move_in_edge(g, consumer, slot, value)) connect(g, value, consumer, slot);
 }
 
 // Every use of `from` for which keep(use) is false now reads `to`. Returns how many moved.

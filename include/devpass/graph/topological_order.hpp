@@ -15,50 +15,9 @@
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/graph_model.hpp"
 #include "devpass/graph/structure_queries.hpp"
+#include "devpass/graph/successor_table.hpp"
 
 namespace devpass {
-
-namespace detail {
-// The live edges as a compact successor table (CSR) with each node's in-degree, read from the
-// graph's edge list in two sequential sweeps: walking each node's own edge vectors instead costs
-// a cache miss per node, which is most of an ordering's time on a large graph (figures in
-// docs/performance.md). `live[v]` is zero for an erased node; `each(s, t)` sees each live edge.
-struct successor_table {
-  std::vector<std::uint32_t> first;  // successors of v: targets[first[v] .. first[v + 1])
-  std::vector<std::uint32_t> targets;
-  std::vector<std::uint32_t> in_degree;  // live in-edges per node (the orderings count it down)
-
-  template <class G, class Each>
-  successor_table(const G& g, const std::vector<std::uint8_t>& live, Each&& each) {
-    const std::size_t n = boost::num_vertices(g);
-    if (n >= std::numeric_limits<std::uint32_t>::max() ||
-        boost::num_edges(g) >= std::numeric_limits<std::uint32_t>::max())
-      throw graph_error("", "", "nodes", "more than 2^32 - 2 nodes or edges: too many to order");
-    first.assign(n + 1, 0);
-    in_degree.assign(n, 0);
-    const auto is_live = [&](vertex s, vertex t) { return s != dead_vertex && live[s] && live[t]; };
-    for (const auto e : boost::make_iterator_range(boost::edges(g))) {
-      const vertex s = boost::source(e, g), t = boost::target(e, g);
-      if (!is_live(s, t)) continue;
-      ++first[s + 1];
-      ++in_degree[t];
-      each(s, t);
-    }
-    for (std::size_t v = 0; v < n; ++v) first[v + 1] += first[v];
-    targets.resize(first[n]);
-    // Filled through first[s + 1] (the end of s's range, counted up from the start of it), then
-    // shifted back: no cursor array beside the table (6 MB at 1.5M nodes, at the writer's peak).
-    for (std::size_t v = n; v > 0; --v) first[v] = first[v - 1];
-    for (const auto e : boost::make_iterator_range(boost::edges(g))) {
-      const vertex s = boost::source(e, g), t = boost::target(e, g);
-      if (is_live(s, t)) targets[first[s + 1]++] = static_cast<std::uint32_t>(t);
-    }
-  }
-  [[nodiscard]] std::span<const std::uint32_t> of(vertex v) const {
-    return {targets.data() + first[v], targets.data() + first[v + 1]};
-  }
-};
-}  // namespace detail
 
 namespace detail {
 // topological_order with the order's entries of type Index: the writer asks for 32-bit ones
@@ -96,7 +55,7 @@ template <class Index, class G>
               : op == op_kind::d2h_copy                          ? keyed_by_producer
                                                                  : plain;
   }
-  detail::successor_table next(g, kind, [&](vertex s, vertex t) {
+  successor_table next(g, kind, [&](vertex s, vertex t) {
     if (kind[s] == keyed_by_consumer) key[s] = std::min(key[s], static_cast<std::uint32_t>(t));
     if (kind[t] == keyed_by_producer) key[t] = std::min(key[t], static_cast<std::uint32_t>(s));
   });

@@ -49,9 +49,9 @@ inline std::optional<device> produces_on(op_kind op, device at) {
 [[gnu::cold, gnu::noinline]] inline void report_produced_device(verify_report& r, const std::string& node,
                                                                 std::uint32_t k, op_kind op, device produced,
                                                                 device marked) {
-  report(r, node, concat({"outputs[", std::to_string(k), "]"}),
-         concat({"a ", to_string(op), " produces on ", to_string(produced), " but the value is marked on ",
-                 to_string(marked)}));
+  r.add(node, concat({"outputs[", std::to_string(k), "]"}),
+        concat({"a ", to_string(op), " produces on ", to_string(produced), " but the value is marked on ",
+                to_string(marked)}));
 }
 [[gnu::cold, gnu::noinline]] inline std::string wrong_read(const std::string& value, device at, op_kind op,
                                                            device runs_on, std::optional<device> wanted) {
@@ -66,7 +66,7 @@ inline std::optional<device> produces_on(op_kind op, device at) {
     verify_report& r, const std::string& node, std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
   for (std::size_t i = 1; i < bad_reads.size(); ++i)  // insertion sort: no std::sort instantiation
     for (std::size_t j = i; j > 0 && bad_reads[j] < bad_reads[j - 1]; --j) std::swap(bad_reads[j], bad_reads[j - 1]);
-  for (auto& [slot, text] : bad_reads) report(r, node, concat({"inputs[", std::to_string(slot), "]"}), std::move(text));
+  for (auto& [slot, text] : bad_reads) r.add(node, concat({"inputs[", std::to_string(slot), "]"}), std::move(text));
 }
 
 // A value whose producer fixes where it lives (a delegate, a call, a copy) must not be marked

@@ -14,6 +14,11 @@ namespace devpass {
 struct verify_report {
   std::vector<graph_error> problems;
 
+  // Records a problem of node `node` (its id; empty for the graph as a whole) in field `field`.
+  void add(const std::string& node, std::string field, std::string problem) {
+    problems.emplace_back("", node, std::move(field), std::move(problem));
+  }
+
   [[nodiscard]] bool ok() const noexcept { return problems.empty(); }
   // One problem per line, each line ending in '\n'; empty when ok().
   [[nodiscard]] std::string to_string() const {
@@ -23,14 +28,7 @@ struct verify_report {
   }
 };
 
-namespace detail {
-
-inline void report(verify_report& r, const std::string& node, std::string field, std::string problem) {
-  r.problems.emplace_back("", node, std::move(field), std::move(problem));
-}
-
-// "node #3": how a message refers to a node whose id cannot name it.
-inline std::string node_ordinal(vertex v) { return "node #" + std::to_string(v); }
-}  // namespace detail
+// "node #3": how a verifier's message refers to a node whose id cannot name it.
+[[nodiscard]] inline std::string node_ordinal(vertex v) { return "node #" + std::to_string(v); }
 
 }  // namespace devpass

@@ -15,6 +15,7 @@
 
 #include "devpass/graph/concat.hpp"
 #include "devpass/graph/graph.hpp"
+#include "devpass/graph/successor_table.hpp"
 #include "devpass/graph/verify_report.hpp"
 
 namespace devpass {
@@ -106,7 +107,7 @@ inline void prefetch_producers(const graph& g, vertex v) {
 }
 
 // True when the live nodes have a cycle: Kahn's algorithm, ready nodes on a stack, over the
-// edge list's successor table (structure.hpp: sequential reads, not a cache miss per node).
+// edge list's successor table (successor_table.hpp: sequential reads, not a cache miss per node).
 [[nodiscard]] inline bool has_cycle(const graph& g) {
   const std::size_t n = boost::num_vertices(g);
   std::vector<std::uint8_t> live(n);
@@ -137,7 +138,7 @@ inline void prefetch_producers(const graph& g, vertex v) {
   verify_report r;
   const std::size_t n = boost::num_vertices(g);
   if (n > detail::first_id_index::max_nodes) {
-    detail::report(r, "", "nodes", "more than 2^32 - 2 nodes: too many to verify");
+    r.add("", "nodes", "more than 2^32 - 2 nodes: too many to verify");
     return r;
   }
   detail::first_id_index first_with_id(n);
@@ -158,52 +159,49 @@ inline void prefetch_producers(const graph& g, vertex v) {
 
     // id
     if (id.empty()) {
-      detail::report(r, "", "id", detail::node_ordinal(v) + " has an empty id");
+      r.add("", "id", node_ordinal(v) + " has an empty id");
     } else if (const vertex first = first_with_id.find_or_insert(g, v, id, true);
                first != detail::first_id_index::none) {
-      detail::report(r, id, "id", "duplicate id (also " + detail::node_ordinal(first) + ")");
+      r.add(id, "id", "duplicate id (also " + node_ordinal(first) + ")");
     } else if (ends_in_output_index(id)) {
-      detail::report(r, id, "id", "an id cannot end in ':<digits>': references would read it as an output index");
+      r.add(id, "id", "an id cannot end in ':<digits>': references would read it as an output index");
     }
 
     // op and device: the ops whose device is fixed by what they are.
     const auto op = nd.op;
     if (op == op_kind::output) output_nodes.push_back(v);
     if (op == op_kind::call && !nd.device.is_host())
-      detail::report(r, id, "device", "a call runs on the host, not on " + to_string(nd.device));
+      r.add(id, "device", "a call runs on the host, not on " + to_string(nd.device));
     if (is_copy(op) && nd.device.is_host())
-      detail::report(r, id, "device", "a " + std::string(to_string(op)) + " needs a device side, not cpu");
+      r.add(id, "device", "a " + std::string(to_string(op)) + " needs a device side, not cpu");
 
     // kernel
     if ((op == op_kind::delegate || op == op_kind::call) && nd.kernel.empty())
-      detail::report(r, id, "kernel", "a " + std::string(to_string(op)) + " needs a kernel name");
+      r.add(id, "kernel", "a " + std::string(to_string(op)) + " needs a kernel name");
 
     // outputs
     if (op == op_kind::output && !nd.outputs.empty())
-      detail::report(r, id, "outputs", "the output node has no outputs, found " + std::to_string(nd.outputs.size()));
+      r.add(id, "outputs", "the output node has no outputs, found " + std::to_string(nd.outputs.size()));
     if (is_copy(op) && nd.outputs.size() != 1)
-      detail::report(
-          r, id, "outputs",
-          "a " + std::string(to_string(op)) + " has exactly one output, found " + std::to_string(nd.outputs.size()));
+      r.add(id, "outputs",
+            "a " + std::string(to_string(op)) + " has exactly one output, found " + std::to_string(nd.outputs.size()));
     // A method input or constant is a value: without an output spec there is nothing to bind
     // or fill (the executor once read a spec that did not exist).
     if (is_source(op) && nd.outputs.empty())
-      detail::report(r, id, "outputs",
-                     std::string(op == op_kind::input ? "an input" : "a constant") + " needs an output");
+      r.add(id, "outputs", std::string(op == op_kind::input ? "an input" : "a constant") + " needs an output");
     for (std::size_t k = 0; k < nd.outputs.size(); ++k)
       if (!checked_byte_size(nd.outputs[k].type, nd.outputs[k].shape))
-        detail::report(r, id, "outputs",
-                       "output " + std::to_string(k) + " has a negative dimension or a size that overflows");
+        r.add(id, "outputs", "output " + std::to_string(k) + " has a negative dimension or a size that overflows");
 
     // inputs: arity rule of the op, then every slot connected exactly once, then edge outputs.
     const auto in_degree = boost::in_degree(v, g);
     if (is_source(op) && (nd.arity != 0 || in_degree != 0))
-      detail::report(r, id, "inputs",
-                     std::string(to_string(op)) + " takes no inputs, found " +
-                         std::to_string(std::max<std::size_t>(nd.arity, in_degree)));
+      r.add(id, "inputs",
+            std::string(to_string(op)) + " takes no inputs, found " +
+                std::to_string(std::max<std::size_t>(nd.arity, in_degree)));
     if (is_copy(op) && nd.arity != 1)
-      detail::report(r, id, "inputs",
-                     "a " + std::string(to_string(op)) + " has exactly one input, found " + std::to_string(nd.arity));
+      r.add(id, "inputs",
+            "a " + std::string(to_string(op)) + " has exactly one input, found " + std::to_string(nd.arity));
     slot_uses.assign(nd.arity, 0);
     bool beyond_arity = false;
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
@@ -215,13 +213,11 @@ inline void prefetch_producers(const graph& g, vertex v) {
     }
     for (std::uint32_t s = 0; s < nd.arity; ++s) {
       if (slot_uses[s] == 0)
-        detail::report(r, id, "inputs", "input " + std::to_string(s) + " is not connected");
+        r.add(id, "inputs", "input " + std::to_string(s) + " is not connected");
       else if (slot_uses[s] > 1)
-        detail::report(r, id, "inputs",
-                       "input " + std::to_string(s) + " is connected " + std::to_string(slot_uses[s]) + " times");
+        r.add(id, "inputs", "input " + std::to_string(s) + " is connected " + std::to_string(slot_uses[s]) + " times");
     }
-    if (beyond_arity)
-      detail::report(r, id, "inputs", "an edge feeds a slot beyond the arity " + std::to_string(nd.arity));
+    if (beyond_arity) r.add(id, "inputs", "an edge feeds a slot beyond the arity " + std::to_string(nd.arity));
     // Edge lists are in insertion order; report by slot so the order does not depend on history.
     bad_refs.clear();
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
@@ -234,24 +230,23 @@ inline void prefetch_producers(const graph& g, vertex v) {
                                              std::to_string(producer.outputs.size()) + " output(s)");
     }
     std::sort(bad_refs.begin(), bad_refs.end());
-    for (auto& [slot, text] : bad_refs) detail::report(r, id, "inputs", std::move(text));
+    for (auto& [slot, text] : bad_refs) r.add(id, "inputs", std::move(text));
 
     // copies keep the layout of what they copy.
     if (is_copy(op) && nd.arity == 1 && slot_uses[0] == 1 && nd.outputs.size() == 1 && bad_refs.empty()) {
       const auto in = operand(g, v, 0);
       const tensor_spec& from = spec_of(g, *in);
       if (!from.same_layout(nd.outputs[0]))
-        detail::report(r, id, "outputs",
-                       "a copy keeps its input's layout: input is " + detail::shape_text(from) + ", output is " +
-                           detail::shape_text(nd.outputs[0]));
+        r.add(id, "outputs",
+              "a copy keeps its input's layout: input is " + detail::shape_text(from) + ", output is " +
+                  detail::shape_text(nd.outputs[0]));
     }
   }
 
   first_with_id.release();
-  if (output_nodes.empty()) detail::report(r, "", "nodes", "no output node");
+  if (output_nodes.empty()) r.add("", "nodes", "no output node");
   for (std::size_t i = 1; i < output_nodes.size(); ++i)
-    detail::report(r, g[output_nodes[i]].id, "op",
-                   "a second output node (the first is '" + g[output_nodes[0]].id + "')");
+    r.add(g[output_nodes[i]].id, "op", "a second output node (the first is '" + g[output_nodes[0]].id + "')");
 
   // A cycle is rare and needs a node named; the check for one needs no particular order. Kahn's
   // algorithm with a plain stack decides it in O(V + E) (topological_order's priority queue costs

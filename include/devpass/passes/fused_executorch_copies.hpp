@@ -251,31 +251,38 @@ struct executorch_copies : for_copy_policy<copy_policy::executorch> {
   using provides = type_list<capabilities::copies_explicit, capabilities::round_trips_elided>;
 
   template <class Policy, class G, class Options, class Instrumentation>
-  void run_reporting(G& g, const Options& o, Instrumentation& instrumentation) const {
+  phase_result run_reporting(G& g, const Options& o, Instrumentation& instrumentation) const {
     constexpr propagate_knobs knobs = knobs_of<Policy>();
     const bool elide = knobs.elide_round_trips && elide_round_trips{}.active(o);
+    phase_result total;
+    // Each constituent's result goes to the instrumentation under its own name, and into the total.
+    const auto report = [&](std::string_view name, const phase_result& result) {
+      instrumentation.after_phase(name, g, result);
+      total += result;
+    };
     const auto literal = [&](const auto& phase) {
       instrumentation.before_phase(phase.name, g);
-      instrumentation.after_phase(phase.name, g, phase.run(g, o));
+      report(phase.name, phase.run(g, o));
     };
     instrumentation.before_phase(insert_input_copies::name, g);
     std::optional<fused::plan> plan;
     if constexpr (knobs.fuse_executorch_copies && !requires { o.trace; })
       if (!pipeline::inspects_graph(instrumentation)) plan = plan_executorch_copies(g, o, elide);
     if (!plan) {
-      instrumentation.after_phase(insert_input_copies::name, g, insert_input_copies{}.run(g, o));
+      report(insert_input_copies::name, insert_input_copies{}.run(g, o));
       literal(insert_output_copies{});
       if (elide) literal(elide_round_trips{});
-      return;
+      return total;
     }
-    instrumentation.after_phase(insert_input_copies::name, g, plan->input);
+    report(insert_input_copies::name, plan->input);
     instrumentation.before_phase(insert_output_copies::name, g);
     if (!elide) materialise_executorch_copies(g, *plan);
-    instrumentation.after_phase(insert_output_copies::name, g, plan->output);
-    if (!elide) return;
+    report(insert_output_copies::name, plan->output);
+    if (!elide) return total;
     instrumentation.before_phase(elide_round_trips::name, g);
     materialise_executorch_copies(g, *plan);
-    instrumentation.after_phase(elide_round_trips::name, g, plan->elision);
+    report(elide_round_trips::name, plan->elision);
+    return total;
   }
 };
 

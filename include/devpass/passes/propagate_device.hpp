@@ -21,26 +21,6 @@ namespace devpass {
 
 namespace propagation {
 
-// Passes every phase on to the caller's instrumentation and adds up what the phases made and
-// removed, for propagate_device's census.
-template <class Instrumentation>
-struct census_watch {
-  Instrumentation& inner;
-  copy_census made;
-  std::size_t removed = 0;
-  [[nodiscard]] bool inspects_graph() const { return pipeline::inspects_graph(inner); }
-  template <class G>
-  void before_phase(std::string_view name, const G& g) {
-    inner.before_phase(name, g);
-  }
-  template <class G, class Result>
-  void after_phase(std::string_view name, const G& g, const Result& r) {
-    if constexpr (requires { r.copies_made; }) made += r.copies_made;
-    removed += r.counters.nodes_removed;
-    inner.after_phase(name, g, r);
-  }
-};
-
 // The elision after the devpass policy's copies. Under the executorch policy executorch_copies
 // elides (fused, or running elide_round_trips itself).
 struct elide_shared_round_trips : elide_round_trips {
@@ -90,13 +70,13 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   // in it there is nothing to elide, and the elision sweep (a tenth of the pass) is skipped. Tested:
   // tests/test_propagate_properties.cpp runs the elision table after such runs.
   if (effective.policy == copy_policy::devpass && stats.before.copies() == 0) effective.elide = false;
-  census_watch<Instrumentation> watch{instrumentation};
-  phases.template run<Policy>(g, effective, watch);
+  // What the phases report added up: the copies they made and the nodes they removed.
+  const phase_result done = phases.template run<Policy, phase_result>(g, effective, instrumentation);
   // A pass that removed no node holds what it had plus the copies it made, counted as they were
   // made: no second sweep over the graph (tested against count_copies on every property run).
-  if (watch.removed == 0) {
+  if (done.counters.nodes_removed == 0) {
     stats.after = stats.before;
-    stats.after += watch.made;
+    stats.after += done.copies_made;
   } else {
     stats.after = count_copies(g);
   }

@@ -172,6 +172,12 @@ struct phase_result : pipeline::phase_result {
   copy_census copies_made;  // the copy nodes the phase made (some may be gone by its end)
   [[nodiscard]] std::size_t copies_inserted() const noexcept { return counters.nodes_added; }
   [[nodiscard]] std::size_t copies_elided() const noexcept { return counters.nodes_removed; }
+  // Several phases' results together (a pipeline run's total, pipeline.hpp).
+  phase_result& operator+=(const phase_result& o) {
+    counters += o.counters;
+    copies_made += o.copies_made;
+    return *this;
+  }
 };
 
 // The options the phases see in a run that reports every rule it tries (propagate_device_traced).
@@ -217,13 +223,19 @@ struct when_eliding {
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.elide; }
 };
 
-// A phase that runs one rule table, declared in one line: its name, its table, what it requires
-// and provides (pipeline.hpp checks the order), and `When` — compiled_in<Policy> and active(options).
-template <pattern::fixed_string Name, const auto& Table, class Expects, class Provides, class When>
-struct table_phase : When {
+// What every phase declares, in one place: its name, what it requires and provides (pipeline.hpp
+// checks the order), and `When`: compiled_in<Policy> and active(options).
+template <pattern::fixed_string Name, class Expects, class Provides, class When>
+struct declared_phase : When {
   static constexpr std::string_view name = Name.view();
   using expects = Expects;
   using provides = Provides;
+};
+
+// A phase that runs one rule table, declared in one line: its name, its table, what it requires
+// and provides, and when it runs.
+template <pattern::fixed_string Name, const auto& Table, class Expects, class Provides, class When>
+struct table_phase : declared_phase<Name, Expects, Provides, When> {
   template <class G, class Options>
   phase_result run(G& g, const Options& o) const {
     return run_table(Table, g, o);
@@ -245,42 +257,55 @@ struct insert_shared_copies : table_phase<"insert-shared-copies", devpass_copy_t
 struct elide_round_trips : table_phase<"elide-round-trips", elide_table, type_list<copies_explicit>,
                                        type_list<round_trips_elided>, when_eliding> {};
 
-// Writes the device every value lives on into its spec (the format's spec `device`).
-struct annotate_devices {
-  static constexpr std::string_view name = "annotate-devices";
-  using expects = type_list<copies_explicit>;
-  using provides = type_list<>;
-  template <class Policy>
-  static constexpr bool compiled_in = true;
-  bool active(const propagate_options& o) const { return copies_enabled(o); }
-  template <class G>
-  phase_result run(G& g, const propagate_options&) const {
-    for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v)
-      for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k)
-        mark_device(g, {v, k}, location_of(g, {v, k}));
+// A phase that is one loop over the graph, declared in one line like table_phase: its name, the
+// loop (a type whose `void operator()(G&) const` does the work, on any graph model), what it
+// requires and provides, and when it runs. It rewrites nothing the rule driver counts, so it
+// reports zero counters and no copies.
+template <pattern::fixed_string Name, class Loop, class Expects, class Provides, class When>
+struct loop_phase : declared_phase<Name, Expects, Provides, When> {
+  template <class G, class Options>
+  phase_result run(G& g, const Options&) const {
+    Loop{}(g);
     return {};
   }
 };
 
-// ExecuTorch's legacy mode: no copies, only device tags on delegate inputs and outputs.
-struct tag_delegate_devices {
-  static constexpr std::string_view name = "tag-delegate-devices";
-  using expects = type_list<devices_assigned>;
-  using provides = type_list<>;
+// When a loop phase runs: compiled in always, active when copies are enabled (Enabled = true) or
+// when they are not (ExecuTorch's legacy mode).
+template <bool Enabled>
+struct when_copies {
   template <class Policy>
   static constexpr bool compiled_in = true;
-  bool active(const propagate_options& o) const { return !copies_enabled(o); }
+  bool active(const propagate_options& o) const { return copies_enabled(o) == Enabled; }
+};
+
+// Writes the device every value lives on into its spec (the format's spec `device`).
+struct mark_every_value {
   template <class G>
-  phase_result run(G& g, const propagate_options&) const {
+  void operator()(G& g) const {
+    for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v)
+      for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k)
+        mark_device(g, {v, k}, location_of(g, {v, k}));
+  }
+};
+
+// ExecuTorch's legacy mode: no copies, only device tags on delegate inputs and outputs.
+struct tag_delegate_values {
+  template <class G>
+  void operator()(G& g) const {
     for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v) {
       const device at = node_device(g, v);
       if (role_of(g, v) != op_kind::delegate || at.is_host()) continue;
       for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) mark_device(g, {v, k}, at);
       for (const value_ref in : operands(g, v)) mark_device(g, in, at);
     }
-    return {};
   }
 };
+
+struct annotate_devices
+    : loop_phase<"annotate-devices", mark_every_value, type_list<copies_explicit>, type_list<>, when_copies<true>> {};
+struct tag_delegate_devices : loop_phase<"tag-delegate-devices", tag_delegate_values, type_list<devices_assigned>,
+                                         type_list<>, when_copies<false>> {};
 
 }  // namespace propagation
 

@@ -16,7 +16,21 @@ namespace devpass::pipeline {
 // propagation::phase_result); the pipeline hands the phase's own type to the instrumentation.
 struct phase_result {
   rewrite_counters counters;
+  phase_result& operator+=(const phase_result& o) {
+    counters += o.counters;
+    return *this;
+  }
 };
+
+// Adds a phase's result into a pipeline run's total: with the total's own operator+= where it
+// takes that result (a pass's result type adding its own figures), else its counters.
+template <class Total, class Result>
+void add_result(Total& total, const Result& result) {
+  if constexpr (requires { total += result; })
+    total += result;
+  else
+    total.counters += result.counters;
+}
 
 struct no_instrumentation {
   static constexpr bool inspects_graph() { return false; }

@@ -9,8 +9,9 @@
 //   template <class G, class Options> phase_result run(G&, const Options&) const;   (G: any model)
 //   template <class Options> bool active(const Options&) const;    (optional) run-time selection
 // A composite phase (several phases done as one: propagation::executorch_copies) has instead
-//   template <class Policy, class G, class Options, class I> void run_reporting(G&, const Options&, I&) const;
-// which runs them and calls the instrumentation around each constituent, by its own name.
+//   template <class Policy, class G, class Options, class I> Result run_reporting(G&, const Options&, I&) const;
+// which runs them, calls the instrumentation around each constituent, by its own name, and
+// returns what they reported together (or void).
 // make_pipeline(phase...) checks, at compile time, that each phase's requirements are provided
 // by the phases before it: a pipeline in the wrong order does not compile. run<Policy> checks it
 // again over the phases Policy compiles in, so a policy that drops a phase another one needs is
@@ -139,26 +140,40 @@ template <class... Phases>
 struct pipeline_t {
   std::tuple<Phases...> phases;
 
-  // Runs the phases that Policy compiles in and the options select, in order.
-  template <class Policy, class G, class Options, class Instrumentation = no_instrumentation>
-  void run(G& g, const Options& options, Instrumentation&& instrumentation = {}) const {
+  // Runs the phases that Policy compiles in and the options select, in order, and returns what
+  // they reported added up (add_result, phase.hpp): Total is phase_result (the rewrite counters)
+  // or a pass's own result type (device propagation's adds the copies made). The
+  // instrumentation sees each phase's own result as it ends.
+  template <class Policy, class Total = phase_result, class G, class Options,
+            class Instrumentation = no_instrumentation>
+  Total run(G& g, const Options& options, Instrumentation&& instrumentation = {}) const {
     static_assert(detail::compiled_order_check<Policy, type_list<>, Phases...>::value);
-    std::apply([&](const auto&... phase) { (run_one<Policy>(phase, g, options, instrumentation), ...); }, phases);
+    Total total{};
+    std::apply([&](const auto&... phase) { (run_one<Policy>(phase, g, options, instrumentation, total), ...); },
+               phases);
+    return total;
   }
 
  private:
-  template <class Policy, class Phase, class G, class Options, class Instrumentation>
-  static void run_one(const Phase& phase, G& g, const Options& options, Instrumentation& instrumentation) {
+  template <class Policy, class Phase, class G, class Options, class Instrumentation, class Total>
+  static void run_one(const Phase& phase, G& g, const Options& options, Instrumentation& instrumentation,
+                      Total& total) {
     if constexpr (Phase::template compiled_in<Policy>) {
       if (!phase_active(phase, options)) return;
-      // A composite phase reports its constituents to the instrumentation itself.
+      // A composite phase reports its constituents to the instrumentation itself, and returns
+      // what they reported together (or nothing).
       if constexpr (requires { phase.template run_reporting<Policy>(g, options, instrumentation); }) {
-        phase.template run_reporting<Policy>(g, options, instrumentation);
+        using composite_result = decltype(phase.template run_reporting<Policy>(g, options, instrumentation));
+        if constexpr (std::is_void_v<composite_result>)
+          phase.template run_reporting<Policy>(g, options, instrumentation);
+        else
+          add_result(total, phase.template run_reporting<Policy>(g, options, instrumentation));
       } else {
         instrumentation.before_phase(Phase::name, g);
         // The phase's own result type (a pass may report more than phase_result), passed on as it is.
         const auto result = phase.run(g, options);
         instrumentation.after_phase(Phase::name, g, result);
+        add_result(total, result);
       }
     }
   }

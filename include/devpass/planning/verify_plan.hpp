@@ -63,11 +63,11 @@ inline void check_no_overlap(verify_report& r, const graph& g, std::int32_t mem_
       if (before.offset + before.bytes > v.offset) clash = &before;
     }
     if (clash) {
-      report(r, g[v.value.producer].id, output_field(v.value, "offset"),
-             "bytes [" + std::to_string(v.offset) + ", " + std::to_string(v.offset + v.bytes) + ") of buffer " +
-                 std::to_string(mem_id) + " overlap '" + value_name(g, clash->value) + "' at [" +
-                 std::to_string(clash->offset) + ", " + std::to_string(clash->offset + clash->bytes) +
-                 ") while both are alive");
+      r.add(g[v.value.producer].id, output_field(v.value, "offset"),
+            "bytes [" + std::to_string(v.offset) + ", " + std::to_string(v.offset + v.bytes) + ") of buffer " +
+                std::to_string(mem_id) + " overlap '" + value_name(g, clash->value) + "' at [" +
+                std::to_string(clash->offset) + ", " + std::to_string(clash->offset + clash->bytes) +
+                ") while both are alive");
       continue;
     }
     live.emplace(v.offset, i);
@@ -85,12 +85,10 @@ inline bool check_order(verify_report& r, const graph& g, const std::vector<vert
   for (std::size_t i = 0; i < order.size(); ++i) {
     const vertex v = order[i];
     if (v >= n || g[v].erased) {
-      report(r, "", "plan.order",
-             "step " + std::to_string(i) + " is vertex " + std::to_string(v) + ", not a live node");
+      r.add("", "plan.order", "step " + std::to_string(i) + " is vertex " + std::to_string(v) + ", not a live node");
       ok = false;
     } else if (step[v] != unseen) {
-      report(r, g[v].id, "plan.order",
-             "runs twice (steps " + std::to_string(step[v]) + " and " + std::to_string(i) + ")");
+      r.add(g[v].id, "plan.order", "runs twice (steps " + std::to_string(step[v]) + " and " + std::to_string(i) + ")");
       ok = false;
     } else {
       step[v] = static_cast<std::uint32_t>(i);
@@ -99,14 +97,14 @@ inline bool check_order(verify_report& r, const graph& g, const std::vector<vert
   for (vertex v = 0; v < n; ++v) {
     if (g[v].erased) continue;
     if (step[v] == unseen) {
-      report(r, g[v].id, "plan.order", "never runs");
+      r.add(g[v].id, "plan.order", "never runs");
       ok = false;
       continue;
     }
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
       const vertex p = boost::source(e, g);
       if (step[p] != unseen && step[p] > step[v]) {
-        report(r, g[v].id, "plan.order", "runs before '" + g[p].id + "', whose value it reads");
+        r.add(g[v].id, "plan.order", "runs before '" + g[p].id + "', whose value it reads");
         ok = false;
       }
     }
@@ -122,13 +120,11 @@ inline bool check_order(verify_report& r, const graph& g, const std::vector<vert
   for (std::size_t i = 1; i < plan.buffers.size(); ++i) {
     const planned_buffer& b = plan.buffers[i];
     const std::string field = "plan.buffers[" + std::to_string(i) + "]";
-    if (b.mem_id != static_cast<std::int32_t>(i))
-      detail::report(r, "", field, "has mem_id " + std::to_string(b.mem_id));
+    if (b.mem_id != static_cast<std::int32_t>(i)) r.add("", field, "has mem_id " + std::to_string(b.mem_id));
     if (b.alignment == 0 || (b.alignment & (b.alignment - 1)) != 0)
-      detail::report(r, "", field, "alignment " + std::to_string(b.alignment) + " is not a power of two");
+      r.add("", field, "alignment " + std::to_string(b.alignment) + " is not a power of two");
     if (b.size < b.lower_bound)
-      detail::report(r, "", field,
-                     "size " + std::to_string(b.size) + " is below its lower bound " + std::to_string(b.lower_bound));
+      r.add("", field, "size " + std::to_string(b.size) + " is below its lower bound " + std::to_string(b.lower_bound));
   }
   if (!detail::check_order(r, g, plan.order)) return r;
 
@@ -140,39 +136,37 @@ inline bool check_order(verify_report& r, const graph& g, const std::vector<vert
       const tensor_spec& s = nd.outputs[k];
       const value_ref value{v, k};
       if (s.mem_id.has_value() != s.offset.has_value()) {
-        detail::report(r, nd.id, detail::output_field(value, s.mem_id ? "offset" : "mem_id"),
-                       "missing: mem_id and offset are set together");
+        r.add(nd.id, detail::output_field(value, s.mem_id ? "offset" : "mem_id"),
+              "missing: mem_id and offset are set together");
         continue;
       }
       if (!s.mem_id) continue;
       if (*s.mem_id < 1 || static_cast<std::size_t>(*s.mem_id) >= plan.buffers.size()) {
-        detail::report(r, nd.id, detail::output_field(value, "mem_id"),
-                       "no planned buffer " + std::to_string(*s.mem_id));
+        r.add(nd.id, detail::output_field(value, "mem_id"), "no planned buffer " + std::to_string(*s.mem_id));
         continue;
       }
       const planned_buffer& b = plan.buffers[static_cast<std::size_t>(*s.mem_id)];
       const device at = location_of(g, value);
       if (b.device != at) {
-        detail::report(r, nd.id, detail::output_field(value, "mem_id"),
-                       "buffer " + std::to_string(*s.mem_id) + " is on " + to_string(b.device) +
-                           " but the value lives on " + to_string(at));
+        r.add(nd.id, detail::output_field(value, "mem_id"),
+              "buffer " + std::to_string(*s.mem_id) + " is on " + to_string(b.device) + " but the value lives on " +
+                  to_string(at));
         continue;
       }
       const std::uint64_t bytes = s.byte_size();
       const std::string offset_field = detail::output_field(value, "offset");
       if (*s.offset < 0) {
-        detail::report(r, nd.id, offset_field, "negative offset " + std::to_string(*s.offset));
+        r.add(nd.id, offset_field, "negative offset " + std::to_string(*s.offset));
         continue;
       }
       const auto offset = static_cast<std::uint64_t>(*s.offset);
       if (b.alignment != 0 && offset % b.alignment != 0)
-        detail::report(
-            r, nd.id, offset_field,
-            std::to_string(offset) + " is not a multiple of the buffer's alignment " + std::to_string(b.alignment));
+        r.add(nd.id, offset_field,
+              std::to_string(offset) + " is not a multiple of the buffer's alignment " + std::to_string(b.alignment));
       if (offset > b.size || bytes > b.size - offset) {
-        detail::report(r, nd.id, offset_field,
-                       std::to_string(bytes) + " bytes at " + std::to_string(offset) + " do not fit in buffer " +
-                           std::to_string(*s.mem_id) + " of " + std::to_string(b.size) + " bytes");
+        r.add(nd.id, offset_field,
+              std::to_string(bytes) + " bytes at " + std::to_string(offset) + " do not fit in buffer " +
+                  std::to_string(*s.mem_id) + " of " + std::to_string(b.size) + " bytes");
         continue;
       }
       per_buffer[static_cast<std::size_t>(*s.mem_id)].push_back({value, life[value], offset, bytes});

@@ -108,23 +108,7 @@ struct kinds_of<pattern::op_t<K, H, Os...>> : std::integral_constant<kind_set, k
 template <class P, class C>
 struct kinds_of<pattern::bound<P, C>> : kinds_of<P> {};
 
-// The kinds of the node a capture names in pattern P (0: P does not bind it).
-template <class P, class C>
-struct capture_kinds : std::integral_constant<kind_set, 0> {};
-template <class P, class C2, class C>
-struct capture_kinds<pattern::bound<P, C2>, C>
-    : std::integral_constant<kind_set, (std::is_same_v<C2, C> ? kinds_of<P>::value : 0) | capture_kinds<P, C>::value> {
-};
-template <op_kind K, class... Os, class C>
-struct capture_kinds<pattern::op_t<K, true, Os...>, C>
-    : std::integral_constant<kind_set, (capture_kinds<Os, C>::value | ... | 0)> {};
-template <class P, class C>
-struct capture_kinds<pattern::each_output_t<P>, C> : capture_kinds<P, C> {};
-template <class Cn, class O, class C>
-struct capture_kinds<pattern::on_use_t<Cn, O>, C>
-    : std::integral_constant<kind_set, capture_kinds<Cn, C>::value | capture_kinds<O, C>::value> {};
-
-// The kinds of the operands of the node a capture names: the kinds its operand patterns accept,
+// The kinds of the operands of the node a pattern P names: the kinds its operand patterns accept,
 // none for inputs and constants, any when the pattern leaves the operands open.
 template <class P>
 struct operand_kinds : std::integral_constant<kind_set, all_kinds> {};
@@ -137,20 +121,27 @@ struct operand_kinds<pattern::op_t<K, false>>
 template <class P, class C>
 struct operand_kinds<pattern::bound<P, C>> : operand_kinds<P> {};
 
+// Of<P'> of every sub-pattern P' of P that capture C is bound to, or-ed (0: P does not bind C):
+// one walk over the pattern forms for what is asked of a capture's node.
+template <template <class> class Of, class P, class C>
+struct of_capture : std::integral_constant<kind_set, 0> {};
+template <template <class> class Of, class P, class C2, class C>
+struct of_capture<Of, pattern::bound<P, C2>, C>
+    : std::integral_constant<kind_set, (std::is_same_v<C2, C> ? Of<P>::value : 0) | of_capture<Of, P, C>::value> {};
+template <template <class> class Of, op_kind K, class... Os, class C>
+struct of_capture<Of, pattern::op_t<K, true, Os...>, C>
+    : std::integral_constant<kind_set, (of_capture<Of, Os, C>::value | ... | 0)> {};
+template <template <class> class Of, class P, class C>
+struct of_capture<Of, pattern::each_output_t<P>, C> : of_capture<Of, P, C> {};
+template <template <class> class Of, class Cn, class O, class C>
+struct of_capture<Of, pattern::on_use_t<Cn, O>, C>
+    : std::integral_constant<kind_set, of_capture<Of, Cn, C>::value | of_capture<Of, O, C>::value> {};
+
+// The kinds of the node a capture names in pattern P, and the kinds of that node's operands.
 template <class P, class C>
-struct capture_operand_kinds : std::integral_constant<kind_set, 0> {};
-template <class P, class C2, class C>
-struct capture_operand_kinds<pattern::bound<P, C2>, C>
-    : std::integral_constant<kind_set, (std::is_same_v<C2, C> ? operand_kinds<P>::value : 0) |
-                                           capture_operand_kinds<P, C>::value> {};
-template <op_kind K, class... Os, class C>
-struct capture_operand_kinds<pattern::op_t<K, true, Os...>, C>
-    : std::integral_constant<kind_set, (capture_operand_kinds<Os, C>::value | ... | 0)> {};
+using capture_kinds = of_capture<kinds_of, P, C>;
 template <class P, class C>
-struct capture_operand_kinds<pattern::each_output_t<P>, C> : capture_operand_kinds<P, C> {};
-template <class Cn, class O, class C>
-struct capture_operand_kinds<pattern::on_use_t<Cn, O>, C>
-    : std::integral_constant<kind_set, capture_operand_kinds<Cn, C>::value | capture_operand_kinds<O, C>::value> {};
+using capture_operand_kinds = of_capture<operand_kinds, P, C>;
 
 // What a pattern reads besides the kinds it matches: the operands of each op it constrains.
 template <class P>
