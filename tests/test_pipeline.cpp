@@ -160,18 +160,26 @@ TEST_CASE("instrumentation: print-after-each and verify-each") {
   CHECK(out.str() == "// after first\n2 nodes\n// after second\n3 nodes\n");
 }
 
-TEST_CASE("instrumentation: the propagation phases report copies inserted and elided") {
+namespace {
+// Input a on the host, d0 on cuda:0 reads it, d1 on `second` reads d0, the output reads d1.
+graph chain_of_two_delegates(device second) {
   graph g;
   const tensor_spec s{dtype::float32, {2, 2}};
   const vertex a = add_node(g, {.id = "a", .op = op_kind::input, .outputs = {s}});
   const vertex d0 =
       add_node(g, {.id = "d0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {s}});
   const vertex d1 =
-      add_node(g, {.id = "d1", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {s}});
+      add_node(g, {.id = "d1", .op = op_kind::delegate, .device = second, .kernel = "add", .outputs = {s}});
   const vertex o = add_node(g, {.id = "out", .op = op_kind::output});
   connect(g, {a, 0}, d0, 0);
   connect(g, {d0, 0}, d1, 0);
   connect(g, {d1, 0}, o, 0);
+  return g;
+}
+}  // namespace
+
+TEST_CASE("instrumentation: the propagation phases report copies inserted and elided") {
+  graph g = chain_of_two_delegates(cuda_device(0));
   pipeline::phase_statistics stats;
   propagate_device_with<executorch_propagate_policy>(g, {.policy = copy_policy::executorch}, stats);
   std::vector<std::string> names;
@@ -205,25 +213,10 @@ TEST_CASE("pipeline: run returns what the phases that ran reported, added up") {
 }
 
 TEST_CASE("pipeline: the stock pipeline's total is the copies its phases made, fused or literal") {
-  // d0 on cuda:0 reads the host input a, d1 on cuda:1 reads d0, the output reads d1: under
-  // ExecuTorch's policy an h2d into each delegate and a d2h after each (4 made), the d2h of d0 and
-  // the h2d into d1 not elided (different devices); the same graph whichever path runs.
-  const auto build = [] {
-    graph g;
-    const tensor_spec s{dtype::float32, {2, 2}};
-    const vertex a = add_node(g, {.id = "a", .op = op_kind::input, .outputs = {s}});
-    const vertex d0 =
-        add_node(g, {.id = "d0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "add", .outputs = {s}});
-    const vertex d1 =
-        add_node(g, {.id = "d1", .op = op_kind::delegate, .device = cuda_device(1), .kernel = "add", .outputs = {s}});
-    const vertex o = add_node(g, {.id = "out", .op = op_kind::output});
-    connect(g, {a, 0}, d0, 0);
-    connect(g, {d0, 0}, d1, 0);
-    connect(g, {d1, 0}, o, 0);
-    return g;
-  };
+  // Under ExecuTorch's policy an h2d into each delegate and a d2h after each (4 made); with d1 on
+  // another device than d0 none is elided. The same whichever path runs.
   const propagate_options options{.policy = copy_policy::executorch};
-  graph fused = build();
+  graph fused = chain_of_two_delegates(cuda_device(1));
   const propagation::phase_result total =
       propagation::phases.run<executorch_propagate_policy, propagation::phase_result>(fused, options);
   CHECK(total.copies_made.h2d == 2);
@@ -238,7 +231,7 @@ TEST_CASE("pipeline: the stock pipeline's total is the copies its phases made, f
     void before_phase(std::string_view, const graph&) {}
     void after_phase(std::string_view, const graph&, const pipeline::phase_result&) {}
   };
-  graph literal = build();
+  graph literal = chain_of_two_delegates(cuda_device(1));
   const propagation::phase_result literal_total =
       propagation::phases.run<executorch_propagate_policy, propagation::phase_result>(literal, options,
                                                                                       looks_at_graph{});
