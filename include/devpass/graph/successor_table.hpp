@@ -42,7 +42,7 @@ struct successor_table {
     for (std::size_t v = 0; v < n; ++v) first[v + 1] += first[v];
     targets.resize(first[n]);
     // Filled through first[s + 1] (the end of s's range, counted up from the start of it), then
-    // shifted back: no cursor array beside the table (6 MB at 1.5M nodes, at the writer's peak).
+    // shifted back: no cursor array beside the table (it would be at the writer's peak RSS).
     for (std::size_t v = n; v > 0; --v) first[v] = first[v - 1];
     for (const auto e : boost::make_iterator_range(boost::edges(g))) {
       const vertex s = boost::source(e, g), t = boost::target(e, g);

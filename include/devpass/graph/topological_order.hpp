@@ -21,7 +21,7 @@ namespace devpass {
 
 namespace detail {
 // topological_order with the order's entries of type Index: the writer asks for 32-bit ones
-// (6 MB less at 1.5M nodes, at devpass-opt's peak; successor_table checks the count fits).
+// (the writer's order is at devpass-opt's peak RSS; successor_table checks the count fits).
 template <class Index, class G>
 [[nodiscard]] std::vector<Index> topological_order_as(const G& g) {
   const std::size_t n = boost::num_vertices(g);
