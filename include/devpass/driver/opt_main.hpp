@@ -169,7 +169,7 @@ int run(const options& o, std::string_view program) {
     std::optional<devpass::propagate_stats> totals;
     if (o.propagate) {
       // Traced only for --debug-rules: a traced run always takes the literal rule tables, and
-      // under the executorch policy the fused plan is 4x faster (docs/performance.md, "Files").
+      // under the executorch policy the fused plan is several times faster (docs/performance.md, "Files").
       totals = tracing ? devpass::propagate_device_traced<Policy>(g, propagation, tracing, instrumentation)
                        : devpass::propagate_device_with<Policy>(g, propagation, instrumentation);
       if (o.verify_each && !verify_ok(program, g, o.propagation.enable_non_cpu_memory_planning, "propagate-device"))

@@ -147,11 +147,11 @@ struct graph_model<graph> {
 
 // Room for the nodes passes add, to reserve before a graph is filled: as many again. Vertex
 // storage is one vector, and growing it when full moves every node (mostly page faults on the new
-// block: about 0.1 s a million nodes, docs/performance.md). Reserved before the graph is filled,
+// block; docs/performance.md). Reserved before the graph is filled,
 // the room costs address space only, until a pass uses it. read_graph reserves this much. Half as
 // many again was too little: ExecuTorch's policy adds 0.50 copies a node on the synthetic graphs
 // (an h2d per device-delegate slot fed from the host, a d2h per device value the host reads), so
-// its last copies moved the whole graph (measured: 23% of that pass at 1M nodes).
+// its last copies moved the whole graph (docs/performance.md, "Room for the copies").
 [[nodiscard]] constexpr std::size_t node_capacity_for(std::size_t nodes) noexcept { return 2 * nodes; }
 
 // Moves the node in (boost::add_vertex(property, g) would copy its strings and vectors).

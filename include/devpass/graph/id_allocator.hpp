@@ -14,7 +14,8 @@
 //    the base's id; what is before it, less a ":<digits>", is the base's id): it is remembered with its base, where
 //    the next lookup finds it
 //    in cache (the passes derive ids from the node they are working on), not in a table as large
-//    as the graph, where every probe is a cache and TLB miss (measured: 10-13% of propagation).
+//    as the graph, where every probe is a cache and TLB miss (docs/performance.md, "Figures behind
+//    code comments").
 //
 // The ids already in the graph are grouped by their suffix (from the last '@': "@h2d.0",
 // "@d2h"): a candidate can only equal an existing id with the same suffix, so only the groups

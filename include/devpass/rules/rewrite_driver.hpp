@@ -278,7 +278,7 @@ namespace detail {
 // The sweep every table runs, apart from how a node is tried: `visit(v)` tries the table at v
 // once and is true when a rule was applied; the rule's action left the nodes it touched in
 // `revisit`. A function of the graph model alone, so a program's tables share one instantiation
-// of it (a copy per table was 2-3 KB of code each, a fifth of what apply_rules compiles into); a
+// of it (a copy per table was a fifth of what apply_rules compiled into: docs/performance.md); a
 // table calls into it with its own visit, one indirect call per node visited.
 // The sweep covers the nodes there at the start, in vertex order. Returns true when it met an
 // erased node.
