@@ -74,10 +74,12 @@ class first_id_index {
 
  private:
   static constexpr std::uint32_t empty = std::numeric_limits<std::uint32_t>::max();
-  // The slot a hash starts probing at, from its lower half scaled to the table (a multiply and a
-  // shift, no modulo; the table holds fewer than 2^33 slots).
+  // The slot a hash starts probing at: its lower half scaled to the table, a multiply and a shift
+  // (no modulo). The table has fewer than 1.5 * 2^32 slots (max_nodes), so half of its size times
+  // a 32-bit number fits in 64 bits, and the result is below the size.
   [[nodiscard]] std::size_t home(std::uint64_t hash) const noexcept {
-    return static_cast<std::size_t>((std::uint64_t{static_cast<std::uint32_t>(hash)} * slots_.size()) >> 32);
+    const std::uint64_t half = slots_.size() / 2;
+    return static_cast<std::size_t>((std::uint64_t{static_cast<std::uint32_t>(hash)} * half) >> 31);
   }
   struct slot {
     std::uint32_t tag;  // the hash's upper half (its lower half picks the slot)
