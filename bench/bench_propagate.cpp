@@ -1,7 +1,8 @@
 // scripts/bench propagate — device propagation on synthetic graphs of 10k, 100k and 1M nodes:
 // pass time without file I/O for both policies, peak RSS, and ratios to hand-written flat-array
 // programs measured in the same run (flat_propagation.hpp): flat_baseline does the executorch
-// job (a copy per slot, then elision), flat_shared_baseline the devpass policy's job (one copy
+// job (a copy per slot, then elision), flat_fused_baseline the same job with the elided copies
+// never made (executorch_policy_vs_flat_fused_<n>), flat_shared_baseline the devpass policy's job (one copy
 // per value and device); graph_api_shared is that job written by hand on the devpass graph (no
 // rules, no census), lean_graph_shared on an adjacency_list with the smallest node property. The bench fails unless
 // each agrees with its policy on the copy counts.
@@ -164,16 +165,24 @@ run_result time_own_graph_hand_written(const devpass::graph& source) {
   return measure<mycc::ir_graph>(own_graph_of(source), devpass::bench::own_graph_propagate_shared);
 }
 
+// Which flat program: the executorch job inserting then eliding (flat_propagate), the same job
+// fused (flat_propagate_fused: the elided copies never made), or the devpass policy's job
+// (flat_propagate_shared).
+enum class flat_job { executorch, executorch_fused, devpass };
+
 // A flat baseline on a copy of `flat` with the same room for added nodes as the graph's.
-// `shared`: the devpass policy's job (flat_propagate_shared), else the executorch job.
-run_result time_flat(const devpass::bench::flat_graph& flat, bool shared) {
+run_result time_flat(const devpass::bench::flat_graph& flat, flat_job job) {
   return measure<devpass::bench::flat_graph>(
       [&](devpass::bench::flat_graph& copy) {
         copy = devpass::bench::with_room(flat, devpass::node_capacity_for(flat.op.size()));
       },
       [&](devpass::bench::flat_graph& copy) {
-        return shared ? devpass::bench::flat_propagate_shared(std::move(copy))
-                      : devpass::bench::flat_propagate(std::move(copy));
+        switch (job) {
+          case flat_job::executorch_fused: return devpass::bench::flat_propagate_fused(std::move(copy));
+          case flat_job::devpass: return devpass::bench::flat_propagate_shared(std::move(copy));
+          case flat_job::executorch: break;
+        }
+        return devpass::bench::flat_propagate(std::move(copy));
       });
 }
 
@@ -239,10 +248,12 @@ int main(int argc, char** argv) {
 
     // Interleaved, so that a slow spell of the machine hits every run alike. Each keeps its
     // fastest run (on a shared machine the minimum is the least disturbed) and largest peak RSS.
-    run_result flat_run, flat_shared_run, lean_run, graph_api_run, et_run, dp_run, dp_exact_run, verify_run, check_run;
+    run_result flat_run, flat_fused_run, flat_shared_run, lean_run, graph_api_run, et_run, dp_run, dp_exact_run,
+        verify_run, check_run;
     run_result own_dp_run, own_et_run, own_hand_run, et_literal_run, own_et_literal_run, mlir_run;
     et_literal_run.seconds = own_et_literal_run.seconds = 1e300;
-    flat_run.seconds = flat_shared_run.seconds = lean_run.seconds = graph_api_run.seconds = 1e300;
+    flat_run.seconds = flat_fused_run.seconds = flat_shared_run.seconds = lean_run.seconds = graph_api_run.seconds =
+        1e300;
     et_run.seconds = dp_run.seconds = dp_exact_run.seconds = verify_run.seconds = check_run.seconds = 1e300;
     own_dp_run.seconds = own_et_run.seconds = own_hand_run.seconds = mlir_run.seconds = 1e300;
     const auto keep_best = [](run_result& best, const run_result& r) {
@@ -251,8 +262,9 @@ int main(int argc, char** argv) {
       best.peak_rss_kib = rss;
     };
     for (int i = 0; i < repeats; ++i) {
-      keep_best(flat_run, time_flat(flat, false));
-      keep_best(flat_shared_run, time_flat(flat, true));
+      keep_best(flat_run, time_flat(flat, flat_job::executorch));
+      keep_best(flat_fused_run, time_flat(flat, flat_job::executorch_fused));
+      keep_best(flat_shared_run, time_flat(flat, flat_job::devpass));
       keep_best(lean_run, time_lean(source));
       keep_best(graph_api_run, time_graph_api(source));
       keep_best(et_run, time_policy(source, devpass::copy_policy::executorch));
@@ -271,8 +283,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench propagate: the fused and literal executorch paths disagree on %zu nodes\n", nodes);
       return 1;
     }
-    if (!et_run.same_copies(flat_run)) {
-      std::fprintf(stderr, "bench propagate: executorch policy and flat baseline disagree on %zu nodes\n", nodes);
+    if (!et_run.same_copies(flat_run) || !flat_fused_run.same_copies(flat_run)) {
+      std::fprintf(stderr, "bench propagate: executorch policy and the flat baselines disagree on %zu nodes\n", nodes);
       return 1;
     }
     if (has_mlir_peer && !mlir_run.same_copies(et_run)) {
@@ -294,6 +306,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     emit("flat_baseline_" + n + "_seconds", flat_run.seconds, "s");
+    emit("flat_fused_baseline_" + n + "_seconds", flat_fused_run.seconds, "s");
+    emit("executorch_policy_vs_flat_fused_" + n, et_run.seconds / flat_fused_run.seconds, "ratio");
     emit("flat_shared_baseline_" + n + "_seconds", flat_shared_run.seconds, "s");
     emit("lean_graph_shared_" + n + "_seconds", lean_run.seconds, "s");
     emit("graph_api_shared_" + n + "_seconds", graph_api_run.seconds, "s");
@@ -371,7 +385,7 @@ int main(int argc, char** argv) {
       const auto keep = [](run_result& best, const run_result& r) {
         if (r.seconds < best.seconds) best = r;
       };
-      keep(flat_run, time_flat(flat, false));
+      keep(flat_run, time_flat(flat, flat_job::executorch));
       keep(et_run, time_policy(source, devpass::copy_policy::executorch));
       keep(own_et_run, time_own_graph_policy(source, devpass::copy_policy::executorch));
       if (has_mlir_peer) keep(mlir_run, time_mlir_greedy(peer_graph.path));

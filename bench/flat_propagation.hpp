@@ -160,6 +160,43 @@ inline flat_result flat_propagate(flat_graph f, flat_graph* result = nullptr,
   return r;
 }
 
+// The executorch job as a fused flat program: the copies the literal one (flat_propagate) makes
+// and then elides are never made, so nothing is erased or compacted. A device delegate's slot reads
+// a value of a delegate on its own device directly (the round trip elision removes); any other
+// slot gets an h2d reading the value, or the value's d2h when a device made it. A device value gets
+// its d2h when some reader is not a delegate on its device. The same copy counts as
+// flat_propagate (the bench checks them): issue 27's "flat arrays, fused" row.
+inline flat_result flat_propagate_fused(flat_graph f) {
+  const auto original = static_cast<std::uint32_t>(f.op.size());
+  std::vector<std::uint32_t> first_value(original + 1, 0);
+  for (std::uint32_t v = 0; v < original; ++v) first_value[v + 1] = first_value[v] + f.outputs[v];
+  const auto on_device = [&](std::uint32_t v) { return f.op[v] == flat_graph::delegate && f.dev[v] >= 0; };
+  // Which device values a reader needs on the host, reader by reader; then their d2h copies, by value.
+  std::vector<std::uint32_t> d2h_of(first_value[original], 0);  // 0: no d2h (node 0 is never a copy)
+  for (std::uint32_t v = 0; v < original; ++v)
+    for (std::uint32_t i = f.first_input[v], e = i + f.arity[v]; i < e; ++i) {
+      const std::uint32_t p = f.src_node[i];
+      if (on_device(p) && !(on_device(v) && f.dev[v] == f.dev[p])) d2h_of[first_value[p] + f.src_output[i]] = 1;
+    }
+  flat_result r;
+  for (std::uint32_t p = 0; p < original; ++p)
+    for (std::uint32_t k = 0; k < f.outputs[p]; ++k)
+      if (std::uint32_t& d = d2h_of[first_value[p] + k]; d != 0)
+        d = append_copy(f, flat_graph::d2h, f.dev[p], p, k), ++r.d2h;
+  // Every operand of an original node reads where the literal program's elision leaves it.
+  for (std::uint32_t v = 0; v < original; ++v)
+    for (std::uint32_t i = f.first_input[v], e = i + f.arity[v]; i < e; ++i) {
+      std::uint32_t p = f.src_node[i], k = f.src_output[i];
+      if (on_device(v) && on_device(p) && f.dev[v] == f.dev[p]) continue;
+      if (on_device(p)) p = d2h_of[first_value[p] + k], k = 0;
+      if (on_device(v)) p = append_copy(f, flat_graph::h2d, f.dev[v], p, k), k = 0, ++r.h2d;
+      f.src_node[i] = p;
+      f.src_output[i] = k;
+    }
+  r.nodes = f.op.size();
+  return r;
+}
+
 // The devpass policy's job, flat: one h2d per (host value, device), one d2d per (device value,
 // other device), one d2h per device value that a host reader (call, host delegate, the output
 // node) reads; same-device reads stay direct. No round trip is made, so nothing to elide or
