@@ -171,8 +171,9 @@ inline flat_result flat_propagate_fused(flat_graph f) {
   std::vector<std::uint32_t> first_value(original + 1, 0);
   for (std::uint32_t v = 0; v < original; ++v) first_value[v + 1] = first_value[v] + f.outputs[v];
   const auto on_device = [&](std::uint32_t v) { return f.op[v] == flat_graph::delegate && f.dev[v] >= 0; };
-  // Which device values a reader needs on the host, reader by reader; then their d2h copies, by value.
-  std::vector<std::uint32_t> d2h_of(first_value[original], 0);  // 0: no d2h (node 0 is never a copy)
+  // Per device value: 0 while no reader needs it on the host, then (marked 1 below) the d2h copy
+  // made for it, by value. A copy's index is never 0 or 1: the original nodes come first.
+  std::vector<std::uint32_t> d2h_of(first_value[original], 0);
   for (std::uint32_t v = 0; v < original; ++v)
     for (std::uint32_t i = f.first_input[v], e = i + f.arity[v]; i < e; ++i) {
       const std::uint32_t p = f.src_node[i];

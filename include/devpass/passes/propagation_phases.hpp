@@ -174,7 +174,7 @@ struct phase_result : pipeline::phase_result {
   [[nodiscard]] std::size_t copies_elided() const noexcept { return counters.nodes_removed; }
   // Several phases' results together (a pipeline run's total, pipeline.hpp).
   phase_result& operator+=(const phase_result& o) {
-    counters += o.counters;
+    pipeline::phase_result::operator+=(o);
     copies_made += o.copies_made;
     return *this;
   }
