@@ -10,7 +10,7 @@
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/graph_runner.hpp"
-#include "devpass/runtime/kernels/builtin.hpp"
+#include "devpass/runtime/kernels/builtin_fwd.hpp"
 #include "graph_dir.hpp"
 #include "read_graph_declared.hpp"
 

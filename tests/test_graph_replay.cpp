@@ -24,7 +24,7 @@
 #include "devpass/runtime/failing_allocator.hpp"
 #include "devpass/runtime/graph_runner.hpp"
 #include "devpass/runtime/host_allocator.hpp"
-#include "devpass/runtime/kernels/builtin.hpp"
+#include "devpass/runtime/kernels/builtin_fwd.hpp"
 #include "devpass/runtime/prepared_method.hpp"
 #include "devpass/testing/graph_builder.hpp"
 #include "graph_dir.hpp"

@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
 #include "../examples/moe_decode/pipeline.hpp"
+#include "declared_instances.hpp"  // before the pipeline, which includes the pass and the kernels
 #include "devpass/planning/capturability.hpp"
-#include "propagate_declared.hpp"  // before the pipeline, which includes the pass
 
 using namespace moe_decode;
 

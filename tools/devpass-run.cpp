@@ -19,10 +19,11 @@
 
 #include "devpass/graph/error.hpp"
 #include "devpass/io/json_reader.hpp"
-#include "devpass/passes/propagate_device.hpp"
+// Declared only: the pass is compiled once, in src/instances/ (docs/building.md, "Compile times").
+#include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/graph_runner.hpp"
-#include "devpass/runtime/kernels/builtin.hpp"
+#include "devpass/runtime/kernels/builtin_fwd.hpp"
 
 namespace {
 

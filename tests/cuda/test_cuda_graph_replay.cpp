@@ -17,7 +17,7 @@
 #include "devpass/planning/memory_planner.hpp"
 #include "devpass/runtime/cuda/device_query.hpp"
 #include "devpass/runtime/default_allocators.hpp"
-#include "devpass/runtime/kernels/builtin.hpp"
+#include "devpass/runtime/kernels/builtin_fwd.hpp"
 #include "devpass/runtime/prepared_method.hpp"
 
 using namespace devpass;

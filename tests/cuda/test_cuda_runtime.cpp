@@ -16,7 +16,7 @@
 #include "devpass/runtime/cuda/cuda_allocator.hpp"
 #include "devpass/runtime/cuda/device_query.hpp"
 #include "devpass/runtime/graph_runner.hpp"
-#include "devpass/runtime/kernels/builtin.hpp"
+#include "devpass/runtime/kernels/builtin_fwd.hpp"
 
 using namespace devpass;
 using devpass::testing_support::read_graph_file;

@@ -22,8 +22,9 @@
 // Passes run in pipeline order whatever the order of the options. The driver only parses options
 // and calls the library (docs/command-line.md).
 //
-// The parts: opt_options.hpp (the option table and the parser), opt_report.hpp (what is printed);
-// this header runs the passes the options name.
+// The parts: opt_options.hpp (the option table and the parser), opt_report.hpp (what is printed),
+// opt_instrumentation.hpp (what runs around each phase, and the macros that compile a driver's
+// propagation in a TU of its own); this header runs the passes the options name.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "devpass/driver/opt_instrumentation.hpp"
 #include "devpass/driver/opt_options.hpp"
 #include "devpass/driver/opt_report.hpp"
 #include "devpass/graph/verify.hpp"
@@ -56,31 +58,6 @@
 
 namespace devpass::driver {
 namespace detail {
-
-// The instrumentation the options ask for, around each phase.
-struct tool_instrumentation {
-  const options& o;
-  devpass::pipeline::phase_timer timer;
-  devpass::pipeline::phase_statistics statistics;
-  // Printing or verifying the graph after each phase needs the phases run one by one.
-  [[nodiscard]] bool inspects_graph() const { return o.print_after_each || o.verify_each; }
-  void before_phase(std::string_view name, const devpass::graph& g) {
-    if (o.time_passes != timing::off) timer.before_phase(name, g);
-  }
-  void after_phase(std::string_view name, const devpass::graph& g, const devpass::pipeline::phase_result& r) {
-    if (o.time_passes != timing::off) timer.after_phase(name, g, r);
-    if (o.stats) statistics.after_phase(name, g, r);
-    if (o.print_after_each) {
-      std::cerr << "// after " << name << "\n";
-      devpass::write_graph(g, std::cerr);
-    }
-    // Inside a pass only the structure must hold; devices are consistent once the pass is done.
-    if (o.verify_each) {
-      const devpass::verify_report report = devpass::verify_structure(g);
-      if (!report.ok()) throw devpass::pipeline::verify_failure(std::string(name), report);
-    }
-  }
-};
 
 // Runs extra phase `phase` (the driver's own) when its option was given and Policy compiles it in.
 template <class Policy, class Phase>

@@ -19,7 +19,8 @@
 // Each header beside this one states its kernel's exact semantics. Every entry's `fits` demands
 // exactly these dtypes and shapes; anything else falls back to the executor's opaque kernel.
 // Where DEVPASS_HAS_CUDA is defined (the program links devpass::cuda), each entry also gets its
-// CUDA implementation (builtin_cuda.hpp, src/cuda/kernels_*.cu).
+// CUDA implementation (builtin_cuda.hpp, src/cuda/kernels_*.cu). A program that registers them from
+// several TUs can compile them once: builtin_fwd.hpp.
 #pragma once
 
 #include <string_view>
@@ -28,6 +29,7 @@
 #include "devpass/runtime/kernel.hpp"
 #include "devpass/runtime/kernels/arange.hpp"
 #include "devpass/runtime/kernels/attention.hpp"
+#include "devpass/runtime/kernels/builtin_fwd.hpp"
 #include "devpass/runtime/kernels/elementwise.hpp"
 #include "devpass/runtime/kernels/embedding.hpp"
 #include "devpass/runtime/kernels/matmul.hpp"
@@ -41,7 +43,8 @@
 
 namespace devpass::runtime::kernels {
 
-inline void register_builtin_kernels(kernel_registry& registry) {
+template <class Registry>
+void register_builtin_kernels(Registry& registry) {
   const auto add = [&](std::string_view name, kernel_entry entry) {
 #if defined(DEVPASS_HAS_CUDA)
     entry.cuda = cuda_implementation(name);
@@ -65,7 +68,3 @@ inline void register_builtin_kernels(kernel_registry& registry) {
 }
 
 }  // namespace devpass::runtime::kernels
-
-namespace devpass::runtime {
-using kernels::register_builtin_kernels;  // also reachable as runtime::register_builtin_kernels and by ADL
-}  // namespace devpass::runtime

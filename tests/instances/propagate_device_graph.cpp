@@ -1,7 +1,0 @@
-// The one TU of the test, fuzz-replay and tool programs that compiles device propagation for
-// devpass::graph. Every other TU calls it through passes/propagate_device_fwd.hpp (or
-// tests/propagate_declared.hpp), as a compiler's TUs would, so editing the pass recompiles this
-// TU and the tests of the pass's mechanics, not every test (docs/building.md, "Compile times").
-#include "devpass/passes/propagate_device.hpp"
-
-DEVPASS_INSTANTIATE_PROPAGATE_DEVICE(devpass::graph)
