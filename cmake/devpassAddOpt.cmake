@@ -25,8 +25,8 @@ function(devpass_add_opt name)
   set(types ${arg_POLICY} ${arg_PHASES})
   list(JOIN types ", " template_arguments)
   # Two TUs, compiled side by side: main, and the propagation it declares
-  # (DEVPASS_DECLARE_OPT_PROPAGATION, opt_main.hpp), so that an edit to the team's phases or to
-  # the policy's rules rebuilds one TU of about half the size.
+  # (DEVPASS_DECLARE_OPT_PROPAGATION, driver/opt_instrumentation.hpp), so that an edit to the
+  # team's phases or to the policy's rules rebuilds one TU of about half the size.
   set(main ${CMAKE_CURRENT_BINARY_DIR}/devpass_add_opt_${name}.cpp)
   set(propagation ${CMAKE_CURRENT_BINARY_DIR}/devpass_add_opt_${name}_propagation.cpp)
   file(GENERATE OUTPUT ${main} CONTENT
