@@ -13,6 +13,9 @@
 // MLIR's greedy rewrite driver, in a program of its own fed the same graph through a file
 // (flat_graph.hpp); each of its runs is a process of its own too. Without MLIR it is skipped, and
 // a line on stderr says so.
+// Both policies also run their literal paths (the copy phases as rule tables under the worklist
+// driver, as a pipeline that lists them itself gets them): *_literal_<n>_seconds and
+// *_fused_over_literal_<n>; the framework_over_hand_written lines time the stock (fused) path.
 // The graph a run propagates has the vertex capacity read_graph gives a graph it reads
 // (node_capacity_for); the devpass policy is also timed on an exact-fit copy (no room: the first
 // added copy moves every node), reported as *_exact_fit_*.
@@ -96,14 +99,16 @@ run_result time_policy(const devpass::graph& source, devpass::copy_policy policy
       copy_of(source, room), [&](devpass::graph& g) { return devpass::propagate_device(g, {.policy = policy}).after; });
 }
 
-// The executorch policy with its three copy phases run as rule tables (the literal path the
-// fused one replaces; passes/fused_executorch_copies.hpp), on either graph model.
+// Each policy with its copy phases run as rule tables under the worklist driver (the literal
+// paths the fused ones replace: passes/fused_executorch_copies.hpp, passes/fused_shared_copies.hpp),
+// on either graph model.
 using literal_executorch =
     devpass::policy_of<devpass::propagate_knobs{.share_copies = false, .fuse_executorch_copies = false}>;
-run_result time_literal_executorch(const devpass::graph& source) {
-  return measure<devpass::graph>(copy_of(source), [&](devpass::graph& g) {
-    return devpass::propagate_device_with<literal_executorch>(g, {.policy = devpass::copy_policy::executorch}).after;
-  });
+using literal_devpass = devpass::policy_of<devpass::propagate_knobs{.fuse_shared_copies = false}>;
+template <class Literal, class G = devpass::graph, class Prepare>
+run_result time_literal(Prepare&& prepare, devpass::copy_policy policy) {
+  return measure<G>(prepare,
+                    [&](G& g) { return devpass::propagate_device_with<Literal>(g, {.policy = policy}).after; });
 }
 
 // What devpass-opt adds around the pass by default: the whole verifier (structure and devices)
@@ -154,11 +159,6 @@ auto own_graph_of(const devpass::graph& source) {
 run_result time_own_graph_policy(const devpass::graph& source, devpass::copy_policy policy) {
   return measure<mycc::ir_graph>(
       own_graph_of(source), [&](mycc::ir_graph& g) { return devpass::propagate_device(g, {.policy = policy}).after; });
-}
-run_result time_own_graph_literal_executorch(const devpass::graph& source) {
-  return measure<mycc::ir_graph>(own_graph_of(source), [&](mycc::ir_graph& g) {
-    return devpass::propagate_device_with<literal_executorch>(g, {.policy = devpass::copy_policy::executorch}).after;
-  });
 }
 // The devpass policy's job by hand on the same IR (own_graph_hand_written.hpp).
 run_result time_own_graph_hand_written(const devpass::graph& source) {
@@ -251,7 +251,8 @@ int main(int argc, char** argv) {
     run_result flat_run, flat_fused_run, flat_shared_run, lean_run, graph_api_run, et_run, dp_run, dp_exact_run,
         verify_run, check_run;
     run_result own_dp_run, own_et_run, own_hand_run, et_literal_run, own_et_literal_run, mlir_run;
-    et_literal_run.seconds = own_et_literal_run.seconds = 1e300;
+    run_result dp_literal_run, own_dp_literal_run;
+    et_literal_run.seconds = own_et_literal_run.seconds = dp_literal_run.seconds = own_dp_literal_run.seconds = 1e300;
     flat_run.seconds = flat_fused_run.seconds = flat_shared_run.seconds = lean_run.seconds = graph_api_run.seconds =
         1e300;
     et_run.seconds = dp_run.seconds = dp_exact_run.seconds = verify_run.seconds = check_run.seconds = 1e300;
@@ -275,12 +276,20 @@ int main(int argc, char** argv) {
       keep_best(own_dp_run, time_own_graph_policy(source, devpass::copy_policy::devpass));
       keep_best(own_et_run, time_own_graph_policy(source, devpass::copy_policy::executorch));
       keep_best(own_hand_run, time_own_graph_hand_written(source));
-      keep_best(et_literal_run, time_literal_executorch(source));
-      keep_best(own_et_literal_run, time_own_graph_literal_executorch(source));
+      keep_best(et_literal_run, time_literal<literal_executorch>(copy_of(source), devpass::copy_policy::executorch));
+      keep_best(own_et_literal_run, time_literal<literal_executorch, mycc::ir_graph>(own_graph_of(source),
+                                                                                     devpass::copy_policy::executorch));
+      keep_best(dp_literal_run, time_literal<literal_devpass>(copy_of(source), devpass::copy_policy::devpass));
+      keep_best(own_dp_literal_run,
+                time_literal<literal_devpass, mycc::ir_graph>(own_graph_of(source), devpass::copy_policy::devpass));
       if (has_mlir_peer) keep_best(mlir_run, time_mlir_greedy(peer_graph.path));
     }
     if (!et_literal_run.same_copies(et_run) || !own_et_literal_run.same_copies(et_run)) {
       std::fprintf(stderr, "bench propagate: the fused and literal executorch paths disagree on %zu nodes\n", nodes);
+      return 1;
+    }
+    if (!dp_literal_run.same_copies(dp_run) || !own_dp_literal_run.same_copies(dp_run)) {
+      std::fprintf(stderr, "bench propagate: the fused and literal devpass paths disagree on %zu nodes\n", nodes);
       return 1;
     }
     if (!et_run.same_copies(flat_run) || !flat_fused_run.same_copies(flat_run)) {
@@ -345,6 +354,11 @@ int main(int argc, char** argv) {
     emit("own_graph_executorch_policy_literal_" + n + "_seconds", own_et_literal_run.seconds, "s");
     emit("executorch_fused_over_literal_" + n, et_run.seconds / et_literal_run.seconds, "ratio");
     emit("own_graph_executorch_fused_over_literal_" + n, own_et_run.seconds / own_et_literal_run.seconds, "ratio");
+    // The same for the devpass policy's one sweep (fused_shared_copies.hpp).
+    emit("devpass_policy_literal_" + n + "_seconds", dp_literal_run.seconds, "s");
+    emit("own_graph_devpass_policy_literal_" + n + "_seconds", own_dp_literal_run.seconds, "s");
+    emit("devpass_fused_over_literal_" + n, dp_run.seconds / dp_literal_run.seconds, "ratio");
+    emit("own_graph_devpass_fused_over_literal_" + n, own_dp_run.seconds / own_dp_literal_run.seconds, "ratio");
     // Linear growth: each policy's 1M time over its 100k time (goal <= 12).
     if (nodes == 100'000) hundred_k = {et_run.seconds, dp_run.seconds, own_et_run.seconds, own_dp_run.seconds};
     if (nodes == 1'000'000 && hundred_k[0] > 0) {

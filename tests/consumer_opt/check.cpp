@@ -49,7 +49,7 @@ int main() {
   expect(policy.status == 0 &&
              has(policy,
                  "\"compiled\": {\"share_copies\": false, \"elide_round_trips\": true, "
-                 "\"runtime_selected\": false, \"fuse_executorch_copies\": true}") &&
+                 "\"runtime_selected\": false, \"fuse_executorch_copies\": true, \"fuse_shared_copies\": true}") &&
              has(policy, "\"policy\": \"executorch\""),
          "--print-policy shows the team's policy and the copy policy it defaults to", policy);
 

@@ -20,7 +20,7 @@
 #include "devpass/passes/propagate_device.hpp"
 
 BOOST_HANA_ADAPT_STRUCT(devpass::propagate_knobs, share_copies, elide_round_trips, runtime_selected,
-                        fuse_executorch_copies);
+                        fuse_executorch_copies, fuse_shared_copies);
 // The run-time knobs, in the order the command line lists them.
 BOOST_HANA_ADAPT_STRUCT(devpass::propagate_options, policy, skip_h2d_for_method_inputs, skip_d2h_for_method_outputs,
                         enable_non_cpu_memory_planning, elide);
@@ -45,6 +45,7 @@ inline constexpr knob_help propagate_knob_help[] = {
     {"runtime_selected", "compile every phase in and let the run-time options choose"},
     {"fuse_executorch_copies",
      "ExecuTorch's insert and elide phases as one planned pass (the same graph; false: literal)"},
+    {"fuse_shared_copies", "the devpass policy's copy insertion as one sweep (the same graph; false: literal)"},
 };
 
 template <std::size_t N>

@@ -11,6 +11,7 @@
 #include "devpass/graph/graph.hpp"
 #include "devpass/graph/verify_devices.hpp"
 #include "devpass/passes/fused_executorch_copies.hpp"
+#include "devpass/passes/fused_shared_copies.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/passes/propagate_options.hpp"
 #include "devpass/passes/propagation_phases.hpp"
@@ -36,7 +37,7 @@ struct elide_shared_round_trips : elide_round_trips {
 // insert-input-copies, insert-output-copies and elide-round-trips) or insert-shared-copies and
 // elide-round-trips.
 inline constexpr auto phases =
-    pipeline::make_pipeline(tag_delegate_devices{}, place_method_inputs{}, executorch_copies{}, insert_shared_copies{},
+    pipeline::make_pipeline(tag_delegate_devices{}, place_method_inputs{}, executorch_copies{}, shared_copies{},
                             elide_shared_round_trips{}, annotate_devices{});
 
 }  // namespace propagation

@@ -37,6 +37,10 @@ struct propagate_knobs {
   // pass that makes only the copies elision would keep (fused_executorch_copies.hpp): the same
   // graph and the same (logical) counters. false: the three rule tables run literally.
   bool fuse_executorch_copies = true;
+  // The devpass policy's insert-shared-copies as one sweep over the readers
+  // (fused_shared_copies.hpp): the same graph and the same (logical) counters. false: the rule
+  // table runs under the worklist driver.
+  bool fuse_shared_copies = true;
   friend constexpr bool operator==(const propagate_knobs&, const propagate_knobs&) = default;
 };
 
@@ -71,10 +75,12 @@ consteval propagate_knobs knobs_of() {
   constexpr bool knobs_as_static_members = requires { Policy::share_copies; }
   || requires { Policy::elide_round_trips; }
   || requires { Policy::runtime_selected; }
-  || requires { Policy::fuse_executorch_copies; };
+  || requires { Policy::fuse_executorch_copies; }
+  || requires { Policy::fuse_shared_copies; };
   static_assert(!knobs_as_static_members,
                 "devpass: a policy sets its knobs in `static constexpr propagate_knobs knobs{...}`, not as static "
-                "members (share_copies, elide_round_trips, runtime_selected, fuse_executorch_copies)");
+                "members (share_copies, elide_round_trips, runtime_selected, fuse_executorch_copies, "
+                "fuse_shared_copies)");
   constexpr bool has_knobs = requires {
     { Policy::knobs } -> std::convertible_to<propagate_knobs>;
   };

@@ -69,6 +69,14 @@ vertex make_copy(Ctx& ctx, value_ref value, device side, copy_naming naming, dev
     ctx.copies.remember(value, Kind, side, copy);
   return copy;
 }
+// The Kind copy of `value` to `side` that a shared copy action feeds its use from: the one there
+// is, else a new one named after the value (and the device, but for a d2h: one per value).
+template <op_kind Kind, class Ctx>
+vertex shared_copy(Ctx& ctx, value_ref value, device side) {
+  if (const std::optional<vertex> found = find_copy<Kind>(ctx, value, side)) return *found;
+  return make_copy<Kind>(ctx, value, side,
+                         Kind == op_kind::d2h_copy ? copy_naming::after_value : copy_naming::after_value_and_device);
+}
 }  // namespace detail
 
 template <class From, class To>
@@ -126,18 +134,10 @@ struct copy_into_use_t : action_base<copy_into_use_t<Kind, Share, X, At>> {
     const value_ref x = caps.get(X{});
     const devpass::use site = caps.site.value();
     const device side = Kind == op_kind::d2h_copy ? device_of(ctx.g, x) : device_of(ctx.g, caps.get(At{}));
-    std::optional<vertex> copy;
-    if constexpr (Share) copy = detail::find_copy<Kind>(ctx, x, side);
-    if (!copy) {
-      // A shared copy is named after its value (and the device, but for a d2h: one per value), a
-      // copy per use after the use.
-      if constexpr (Share)
-        copy = detail::make_copy<Kind>(
-            ctx, x, side, Kind == op_kind::d2h_copy ? copy_naming::after_value : copy_naming::after_value_and_device);
-      else
-        copy = detail::make_copy<Kind>(ctx, x, side, copy_naming::after_use, site);
-    }
-    set_operand(ctx.g, site.consumer, site.slot, value_ref{*copy, 0});
+    // A copy per use is named after the use.
+    const vertex copy = Share ? detail::shared_copy<Kind>(ctx, x, side)
+                              : detail::make_copy<Kind>(ctx, x, side, copy_naming::after_use, site);
+    set_operand(ctx.g, site.consumer, site.slot, value_ref{copy, 0});
     ctx.touch(site.consumer);
     ctx.touch(x.producer);
   }

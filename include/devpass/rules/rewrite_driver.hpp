@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -272,6 +273,11 @@ inline constexpr std::size_t inline_rules_max = 16;
 struct apply_options {
   std::size_t bound = 0;  // 0: 4 * (nodes + edges) + 64 of the input graph
   bool compact_at_end = true;
+  // Where a fused path hands a graph over mid-sweep: the sweep visits the nodes from `resume_at`
+  // up to `sweep_end` (the nodes the fused sweep started with), the nodes outside that range
+  // counting as settled, with nothing left to visit. By default every node there at the start.
+  vertex resume_at = 0;
+  vertex sweep_end = std::numeric_limits<vertex>::max();
 };
 
 namespace detail {
@@ -280,12 +286,14 @@ namespace detail {
 // `revisit`. A function of the graph model alone, so a program's tables share one instantiation
 // of it (a copy per table was a fifth of what apply_rules compiled into: docs/performance.md); a
 // table calls into it with its own visit, one indirect call per node visited.
-// The sweep covers the nodes there at the start, in vertex order. Returns true when it met an
-// erased node.
+// The sweep covers the nodes there at the start in vertex order, those in [first, end) when a
+// fused path hands the graph over (apply_options). Returns true when it met an erased node.
 template <class G>
-bool sweep(G& g, std::vector<vertex>& revisit, bool (*visit)(void*, vertex), void* table_state) {
-  const std::size_t swept = boost::num_vertices(g);
+bool sweep(G& g, std::vector<vertex>& revisit, bool (*visit)(void*, vertex), void* table_state, vertex first,
+           vertex end) {
+  const std::size_t swept = std::min<std::size_t>(end, boost::num_vertices(g));
   std::vector<char> queued(swept, 1);  // queued[v]: v waits for the sweep or on `soon`
+  std::fill_n(queued.begin(), std::min<std::size_t>(first, swept), 0);
   bool tombstones = false;
   // Tries v until no rule applies; the nodes its rewrites touched that the sweep has already
   // passed (or that are new) go on `soon`.
@@ -304,7 +312,7 @@ bool sweep(G& g, std::vector<vertex>& revisit, bool (*visit)(void*, vertex), voi
     }
     revisit.clear();
   };
-  for (vertex v = 0; v < swept; ++v) {
+  for (vertex v = first; v < swept; ++v) {
     if (is_erased(g, v)) {
       tombstones = true;
       continue;
@@ -350,7 +358,8 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
   };
   using visit_t = decltype(visit);
   const bool tombstones = detail::sweep(
-      g, ctx.revisit, [](void* state, vertex v) { return (*static_cast<visit_t*>(state))(v); }, &visit);
+      g, ctx.revisit, [](void* state, vertex v) { return (*static_cast<visit_t*>(state))(v); }, &visit,
+      options.resume_at, options.sweep_end);
   if (options.compact_at_end && (tombstones || ctx.counters.nodes_removed != before.nodes_removed)) compact(g);
   return ctx.counters.since(before);
 }

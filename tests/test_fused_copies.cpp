@@ -1,8 +1,10 @@
-// The fused executorch path (passes/fused_executorch_copies.hpp) against the literal one, the
-// three rule tables it replaces: on every repository graph, the fuzz corpora and regressions and
-// random graphs, under every flag set of both policies, and on both graph models, the two give
-// the same graph (the written file, byte for byte; on the own IR every vertex, edge and mark),
-// the same per-phase counters and copy censuses, the same totals, and the same refusals.
+// The fused paths against the literal ones: the executorch path (passes/fused_executorch_copies.hpp)
+// against the three rule tables it replaces, the devpass policy's one sweep
+// (passes/fused_shared_copies.hpp) against its rule table under the worklist driver. On every
+// repository graph, the fuzz corpora and regressions and random graphs, under every flag set of
+// both policies, and on both graph models, the two give the same graph (the written file, byte
+// for byte; on the own IR every vertex, edge and mark), the same per-phase counters (matches
+// tried included) and copy censuses, the same totals, and the same refusals.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -26,8 +28,9 @@ using namespace devpass;
 using devpass::testing_support::read_graph_string;
 using testing_support::every_flag_set;
 
-// The stock pipeline with the executorch phases run as rule tables.
-using literal_policy = policy_of<propagate_knobs{.runtime_selected = true, .fuse_executorch_copies = false}>;
+// The stock pipeline with the copy phases of both policies run as rule tables.
+using literal_policy =
+    policy_of<propagate_knobs{.runtime_selected = true, .fuse_executorch_copies = false, .fuse_shared_copies = false}>;
 
 // What each phase reported, one line per phase.
 struct phase_log {
@@ -79,8 +82,10 @@ outcome propagated(G g, const propagate_options& options, Describe&& describe) {
 
 std::string written(const graph& g) { return to_json(g); }
 
-// The own IR read through the concept: every vertex's role, device, name, operands and values.
-std::string own_ir_text(const mycc::ir_graph& g) {
+// A graph read through the concept (the own IR, or a devpass::graph the writer refuses): every
+// vertex's role, device, name, operands and values.
+template <class G>
+std::string own_ir_text(const G& g) {
   std::string text;
   for (vertex v = 0; v < boost::num_vertices(g); ++v) {
     text += std::string(to_string(role_of(g, v))) + " " + display_name(g, v) + " on " + to_string(node_device(g, v)) +
@@ -110,17 +115,24 @@ bool same_both_ways(const graph& source, const propagate_options& options) {
   const outcome fused = propagated<policy_from_options>(source, options, written);
   check_same(fused, propagated<literal_policy>(source, options, written));
   const mycc::ir_graph own = mycc::from_devpass(source);
-  check_same(propagated<policy_from_options>(own, options, own_ir_text),
-             propagated<literal_policy>(own, options, own_ir_text));
+  check_same(propagated<policy_from_options>(own, options, own_ir_text<mycc::ir_graph>),
+             propagated<literal_policy>(own, options, own_ir_text<mycc::ir_graph>));
   return fused.refusal.empty();
 }
 
-// How many of the graphs the plan covers (it declines graphs that already hold copies).
-std::size_t planned = 0;
+// How many of the runs each fused path covers (the executorch plan declines graphs that already
+// hold copies; the devpass sweep hands a graph with an unconnected or doubly fed slot to the
+// driver at that node).
+std::size_t planned = 0, swept = 0;
 void count_planned(const graph& g, const propagate_options& options) {
-  if (options.policy == copy_policy::executorch && options.enable_non_cpu_memory_planning &&
-      propagation::plan_executorch_copies(g, options, options.elide))
+  if (!options.enable_non_cpu_memory_planning) return;
+  if (options.policy == copy_policy::executorch && propagation::plan_executorch_copies(g, options, options.elide))
     ++planned;
+  if (options.policy == copy_policy::devpass && verify_propagation_input(g).ok()) {
+    graph copy = g;
+    if (propagation::fused::insert_shared_copies_in_one_sweep(copy, options).handed_over_at == boost::num_vertices(g))
+      ++swept;
+  }
 }
 
 std::string file_bytes(const std::filesystem::path& path) {
@@ -130,19 +142,20 @@ std::string file_bytes(const std::filesystem::path& path) {
 
 }  // namespace
 
-TEST_CASE("fused executorch path: every repository graph, every flag set, as the rule tables") {
-  planned = 0;
+TEST_CASE("fused paths: every repository graph, every flag set, as the rule tables") {
+  planned = swept = 0;
   const auto count =
       testing_support::over_every_repository_case([](const graph& source, const propagate_options& options) {
         count_planned(source, options);
         return same_both_ways(source, options);
       });
   CHECK(count.accepted > 300);
-  CHECK(planned > 100);  // the fused path ran, not only the fallback
+  CHECK(planned > 100);  // the fused paths ran, not only the fallbacks
+  CHECK(swept > 100);
 }
 
-TEST_CASE("fused executorch path: random graphs, every flag set, as the rule tables") {
-  planned = 0;
+TEST_CASE("fused paths: random graphs, every flag set, as the rule tables") {
+  planned = swept = 0;
   for (std::uint64_t seed = 0; seed < 120; ++seed) {
     const graph source = testing_support::random_propagation_graph(seed);
     for (const propagate_options& options : every_flag_set()) {
@@ -156,9 +169,11 @@ TEST_CASE("fused executorch path: random graphs, every flag set, as the rule tab
     }
   }
   CHECK(planned >= 120 * 4);
+  CHECK(swept >= 120 * 4);
 }
 
-TEST_CASE("fused executorch path: the fuzz corpora and regressions, every flag set, as the rule tables") {
+TEST_CASE("fused paths: the fuzz corpora and regressions, every flag set, as the rule tables") {
+  planned = swept = 0;
   std::size_t files = 0;
   for (const char* folder : {"corpus", "regressions/propagate"}) {
     for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(DEVPASS_FUZZ_DIR) / folder)) {
@@ -179,11 +194,13 @@ TEST_CASE("fused executorch path: the fuzz corpora and regressions, every flag s
         CAPTURE(options.skip_h2d_for_method_inputs);
         CAPTURE(options.skip_d2h_for_method_outputs);
         CAPTURE(options.elide);
+        count_planned(*source, options);
         (void)same_both_ways(*source, options);
       }
     }
   }
   CHECK(files >= 12);
+  CHECK(swept > 12);
 }
 
 namespace {
@@ -236,4 +253,102 @@ TEST_CASE("fused executorch path: declines graphs outside its preconditions, bef
   graph_model<graph>::set_arity(open, 2, 2);
   CHECK_FALSE(propagation::plan_executorch_copies(open, options, true).has_value());
   CHECK(to_json(g) == before);
+}
+
+namespace {
+// Twelve cuda:0 delegates the sweep passes before their readers: a host call reading each of them
+// (some twice) and a cuda:1 delegate reading each and the input. Their d2h and d2d copies touch
+// more producers per node than the sweep keeps in its short list.
+graph wide_fan_in() {
+  std::string nodes = R"({"id": "x", "op": "input", "outputs": [{"dtype": "float32", "shape": [4]}]})";
+  std::string delegates;
+  for (int i = 0; i < 12; ++i) {
+    const std::string id = "d" + std::to_string(i);
+    nodes +=
+        R"(, {"id": ")" + id +
+        R"(", "op": "delegate", "device": "cuda:0", "kernel": "relu", "inputs": ["x"], "outputs": [{"dtype": "float32", "shape": [4]}]})";
+    delegates += (i ? ", \"" : "\"") + id + "\"";
+  }
+  nodes += R"(, {"id": "h", "op": "call", "kernel": "add", "inputs": [)" + delegates +
+           R"(, "d0", "d3"], "outputs": [{"dtype": "float32", "shape": [4]}]})";
+  nodes += R"(, {"id": "e", "op": "delegate", "device": "cuda:1", "kernel": "add", "inputs": [)" + delegates +
+           R"(, "x"], "outputs": [{"dtype": "float32", "shape": [4]}]})";
+  nodes += R"(, {"id": "out", "op": "output", "inputs": ["h", "e", "d5"]})";
+  return read_graph_string(R"({"format": "devpass.graph/1", "name": "m", "nodes": [)" + nodes + "]}");
+}
+}  // namespace
+
+namespace {
+// Where the devpass sweep hands a graph to the driver (its vertex count: nowhere).
+vertex handed_over_at(graph&& g, const propagate_options& options = {}) {
+  return propagation::fused::insert_shared_copies_in_one_sweep(g, options).handed_over_at;
+}
+// Fused and literal runs of a graph the writer may refuse, compared through the concept. Made
+// afresh for each (a graph with a tombstone cannot be copied).
+template <class Make>
+void same_through_the_concept(Make&& make) {
+  const outcome fused = propagated<policy_from_options>(make(), propagate_options{}, own_ir_text<graph>);
+  CHECK(fused.refusal.empty());
+  const outcome literal = propagated<literal_policy>(make(), propagate_options{}, own_ir_text<graph>);
+  check_same(fused, literal);
+}
+}  // namespace
+
+TEST_CASE("fused devpass path: a node whose rewrites touch many passed producers, as the rule table") {
+  const graph source = wide_fan_in();
+  for (const propagate_options& options : every_flag_set()) {
+    if (options.policy != copy_policy::devpass) continue;
+    CAPTURE(options.skip_d2h_for_method_outputs);
+    CHECK(handed_over_at(graph(source), options) == boost::num_vertices(source));
+    CHECK(same_both_ways(source, options));
+  }
+  // What the literal table reports, pinned: an h2d of x per device (2), a d2h per cuda:0 value
+  // read on the host and one of e (13), a d2d per cuda:0 value e reads (12); a rewrite per
+  // rewired slot: the delegates' 12, h's 14, e's 13, the output's 2.
+  graph g = source;
+  phase_log log;
+  propagate_device_with<policy_from_options>(g, propagate_options{}, log);
+  REQUIRE(log.lines.size() >= 2);
+  CHECK(log.lines.front() == "insert-shared-copies: tried 514, rewrites 41, +27/-0, made 2/13/12 432 B");
+}
+
+TEST_CASE("fused devpass path: hands a node it does not cover to the driver, which goes on from there") {
+  CHECK(handed_over_at(two_delegates()) == 4);
+  const auto open = [] {  // b's slot 1 unconnected: the driver's operand cache skips it
+    graph g = two_delegates();
+    graph_model<graph>::set_arity(g, 2, 2);
+    return g;
+  };
+  CHECK(handed_over_at(open()) == 2);
+  same_through_the_concept(open);
+  const auto doubled = [] {  // b's slot 0 fed twice
+    graph g = two_delegates();
+    connect(g, value_ref{1, 0}, 2, 0);
+    return g;
+  };
+  CHECK(handed_over_at(doubled()) == 2);
+  same_through_the_concept(doubled);
+  const auto erased = [] {  // a tombstone: the driver compacts the graph at the end
+    graph g = two_delegates();
+    erase_node(g, 3);
+    return g;
+  };
+  CHECK(handed_over_at(erased()) == 3);
+  same_through_the_concept(erased);
+  // a's value 0 marked off its device (the input check refuses that): handed over at a, where
+  // the table never settles, as literally.
+  const auto misplaced = [] {
+    graph g = two_delegates();
+    g[1].outputs[0].device = cuda_device(1);
+    return g;
+  };
+  graph fused = misplaced(), literal = misplaced();
+  CHECK_THROWS_WITH_AS(propagation::fused::insert_shared_copies_in_one_sweep(fused, propagate_options{}),
+                       "rule 2 (of 3 in its table) was applied 93 times without reaching a fixed point (bound 92); a "
+                       "context with rules::tracing::on names it as written",
+                       rules::rewrite_error);
+  CHECK_THROWS_WITH_AS(propagation::insert_shared_copies{}.run(literal, propagate_options{}),
+                       "rule 2 (of 3 in its table) was applied 93 times without reaching a fixed point (bound 92); a "
+                       "context with rules::tracing::on names it as written",
+                       rules::rewrite_error);
 }
