@@ -146,7 +146,6 @@ inline constexpr auto executorch_output_table =
     make_table(each_output(any.as(d))[on_device(d) && needs_host_copy_executorch] /
                copy_after<op_kind::d2h_copy>(d, executorch_moves{}));
 
-// devpass: one copy per (value, device), shared by every consumer.
 // Does node v read its operands on the host? Calls, h2d copies, host delegates, and the output
 // node unless the method's outputs may stay on their devices.
 template <class G>
@@ -155,6 +154,8 @@ bool reads_operands_on_host(const G& g, vertex v, bool skip_d2h_for_method_outpu
   if (op == op_kind::output) return !skip_d2h_for_method_outputs;
   return op == op_kind::call || op == op_kind::h2d_copy || (op == op_kind::delegate && node_device(g, v).is_host());
 }
+
+// devpass: one copy per (value, device), shared by every consumer.
 inline constexpr auto consumer_reads_host = satisfies(
     [](const auto& ctx, value_ref consumer) {
       return reads_operands_on_host(ctx.g, consumer.producer, ctx.options.skip_d2h_for_method_outputs);
