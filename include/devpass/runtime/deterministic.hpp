@@ -19,8 +19,9 @@
 
 namespace devpass::runtime {
 
-// splitmix64's finaliser: a bijective mix with good avalanche.
-[[nodiscard]] constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
+// splitmix64's finaliser: a bijective mix with good avalanche. Always inlined: the fills below
+// call it once per element of every tensor an emulated run makes, at -Og (the test build) too.
+[[nodiscard, gnu::always_inline]] constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
@@ -81,56 +82,56 @@ namespace detail {
   const auto mantissa = static_cast<std::uint16_t>((a << (10 - e)) & 0x3FFu);
   return static_cast<std::uint16_t>(sign | (exponent << 10) | mantissa);
 }
+
+// Element values from a mixed word r, one function per dtype (see the laws above).
+[[nodiscard, gnu::always_inline]] inline float float32_element(std::uint64_t r) noexcept {
+  return static_cast<float>(static_cast<std::int32_t>(r >> 40) - (1 << 23)) * 0x1p-23f;
+}
+[[nodiscard, gnu::always_inline]] inline double float64_element(std::uint64_t r) noexcept {
+  return static_cast<double>(static_cast<std::int64_t>(r >> 11) - (std::int64_t{1} << 52)) * 0x1p-52;
+}
+[[nodiscard, gnu::always_inline]] inline std::uint16_t float16_element(std::uint64_t r) noexcept {
+  return half_from_1024ths(static_cast<std::int32_t>(r >> 53) - 1024);
+}
+// k/128 has at most 8 significant bits: its float32 pattern's top half is exact bfloat16.
+[[nodiscard, gnu::always_inline]] inline std::uint16_t bfloat16_element(std::uint64_t r) noexcept {
+  const float v = static_cast<float>(static_cast<std::int32_t>(r >> 56) - 128) * 0x1p-7f;
+  return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v) >> 16);
+}
+template <class Int>
+[[nodiscard, gnu::always_inline]] inline Int small_int_element(std::uint64_t r) noexcept {
+  return static_cast<Int>(r >> 60);
+}
+[[nodiscard, gnu::always_inline]] inline std::uint8_t bool_element(std::uint64_t r) noexcept {
+  return static_cast<std::uint8_t>(r >> 63);
+}
+
+// Element i is element(mix64(key + i * constant)): one loop per dtype, so that the dtype is not
+// decided again for every element.
+template <auto element>
+void fill_elements(std::byte* out, std::uint64_t count, std::uint64_t key) noexcept {
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const auto v = element(mix64(key + i * 0xD1B54A32D192ED03ull));
+    std::memcpy(out + i * sizeof(v), &v, sizeof(v));
+  }
+}
 }  // namespace detail
 
 // Writes spec.byte_size() bytes at `data`: element i is a function of (key, i) alone.
 inline void fill_from_key(void* data, const tensor_spec& spec, std::uint64_t key) noexcept {
   const std::uint64_t count = spec.element_count();
   auto* out = static_cast<std::byte*>(data);
-  for (std::uint64_t i = 0; i < count; ++i) {
-    const std::uint64_t r = mix64(key + i * 0xD1B54A32D192ED03ull);
-    switch (spec.type) {
-      case dtype::float32: {
-        const float v = static_cast<float>(static_cast<std::int32_t>(r >> 40) - (1 << 23)) * 0x1p-23f;
-        std::memcpy(out + i * 4, &v, 4);
-        break;
-      }
-      case dtype::float64: {
-        const double v = static_cast<double>(static_cast<std::int64_t>(r >> 11) - (std::int64_t{1} << 52)) * 0x1p-52;
-        std::memcpy(out + i * 8, &v, 8);
-        break;
-      }
-      case dtype::float16: {
-        const std::uint16_t bits = detail::half_from_1024ths(static_cast<std::int32_t>(r >> 53) - 1024);
-        std::memcpy(out + i * 2, &bits, 2);
-        break;
-      }
-      case dtype::bfloat16: {
-        // k/128 has at most 8 significant bits: its float32 pattern's top half is exact bfloat16.
-        const float v = static_cast<float>(static_cast<std::int32_t>(r >> 56) - 128) * 0x1p-7f;
-        const auto bits = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v) >> 16);
-        std::memcpy(out + i * 2, &bits, 2);
-        break;
-      }
-      case dtype::int64: {
-        const auto v = static_cast<std::int64_t>(r >> 60);
-        std::memcpy(out + i * 8, &v, 8);
-        break;
-      }
-      case dtype::int32: {
-        const auto v = static_cast<std::int32_t>(r >> 60);
-        std::memcpy(out + i * 4, &v, 4);
-        break;
-      }
-      case dtype::int16: {
-        const auto v = static_cast<std::int16_t>(r >> 60);
-        std::memcpy(out + i * 2, &v, 2);
-        break;
-      }
-      case dtype::int8:
-      case dtype::uint8: out[i] = static_cast<std::byte>(r >> 60); break;
-      case dtype::bool_: out[i] = static_cast<std::byte>(r >> 63); break;
-    }
+  switch (spec.type) {
+    case dtype::float32: return detail::fill_elements<detail::float32_element>(out, count, key);
+    case dtype::float64: return detail::fill_elements<detail::float64_element>(out, count, key);
+    case dtype::float16: return detail::fill_elements<detail::float16_element>(out, count, key);
+    case dtype::bfloat16: return detail::fill_elements<detail::bfloat16_element>(out, count, key);
+    case dtype::int64: return detail::fill_elements<detail::small_int_element<std::int64_t>>(out, count, key);
+    case dtype::int32: return detail::fill_elements<detail::small_int_element<std::int32_t>>(out, count, key);
+    case dtype::int16: return detail::fill_elements<detail::small_int_element<std::int16_t>>(out, count, key);
+    case dtype::int8:
+    case dtype::uint8: return detail::fill_elements<detail::small_int_element<std::uint8_t>>(out, count, key);
+    case dtype::bool_: return detail::fill_elements<detail::bool_element>(out, count, key);
   }
 }
 
