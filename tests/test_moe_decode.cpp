@@ -1,7 +1,6 @@
 #include <doctest/doctest.h>
 
 #include "../examples/moe_decode/pipeline.hpp"
-#include "declared_instances.hpp"  // before the pipeline, which includes the pass and the kernels
 #include "devpass/planning/capturability.hpp"
 
 using namespace moe_decode;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "devpass/io/dot_writer.hpp"
+#include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/planning/capturability.hpp"
 #include "pipeline.hpp"
 
