@@ -22,6 +22,27 @@ namespace moe_decode {
 
 namespace {
 
+// The value a copy chain starts from.
+[[nodiscard]] devpass::value_ref copy_origin(const devpass::graph& g, devpass::value_ref v) {
+  while (devpass::is_copy(g[v.producer].op)) v = devpass::operand(g, v.producer, 0).value();
+  return v;
+}
+// Is `v` a KV cache: a kv_cache_* method input or the cache output of an attention delegate?
+[[nodiscard]] bool is_kv_cache(const devpass::graph& g, devpass::value_ref v) {
+  const devpass::node& n = g[v.producer];
+  return (n.op == devpass::op_kind::input && n.id.starts_with("kv_cache_")) ||
+         (n.kernel == "attention" && v.output == 1);
+}
+[[nodiscard]] std::uint64_t kv_copy_bytes(const devpass::graph& g) {
+  std::uint64_t bytes = 0;
+  for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
+    const devpass::node& n = g[v];
+    if (!n.erased && devpass::is_copy(n.op) && is_kv_cache(g, copy_origin(g, devpass::value_ref{v, 0})))
+      bytes += n.outputs.at(0).byte_size();
+  }
+  return bytes;
+}
+
 // A tensor of `spec` on `where` holding `host` bytes; counts an upload when `where` is a device.
 rt::tensor place(rt::allocator_registry& allocators, const devpass::tensor_spec& spec, devpass::device where,
                  const std::vector<std::byte>& host, const std::string& name, call_record& record) {

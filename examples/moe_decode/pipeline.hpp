@@ -68,27 +68,6 @@ struct prepared_method {
   std::uint64_t kv_copy_bytes = 0;  // bytes of the copy nodes that move a KV cache, per call
 };
 
-// The value a copy chain starts from.
-[[nodiscard]] inline devpass::value_ref copy_origin(const devpass::graph& g, devpass::value_ref v) {
-  while (devpass::is_copy(g[v.producer].op)) v = devpass::operand(g, v.producer, 0).value();
-  return v;
-}
-// Is `v` a KV cache: a kv_cache_* method input or the cache output of an attention delegate?
-[[nodiscard]] inline bool is_kv_cache(const devpass::graph& g, devpass::value_ref v) {
-  const devpass::node& n = g[v.producer];
-  return (n.op == devpass::op_kind::input && n.id.starts_with("kv_cache_")) ||
-         (n.kernel == "attention" && v.output == 1);
-}
-[[nodiscard]] inline std::uint64_t kv_copy_bytes(const devpass::graph& g) {
-  std::uint64_t bytes = 0;
-  for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
-    const devpass::node& n = g[v];
-    if (!n.erased && devpass::is_copy(n.op) && is_kv_cache(g, copy_origin(g, devpass::value_ref{v, 0})))
-      bytes += n.outputs.at(0).byte_size();
-  }
-  return bytes;
-}
-
 // The method's graph through device propagation and memory planning (or, for the host
 // reference, every device mapped to the host).
 [[nodiscard]] prepared_method prepare(devpass::graph g, const run_options& o);
