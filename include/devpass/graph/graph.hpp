@@ -17,8 +17,11 @@
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
+#include <charconv>
 #include <cstdint>
 #include <functional>
+#include <iterator>
+#include <limits>
 #include <optional>
 #include <queue>
 #include <string>
@@ -64,11 +67,34 @@ namespace detail {
 constexpr std::string_view copy_suffix(op_kind kind) {
   return kind == op_kind::h2d_copy ? "h2d" : kind == op_kind::d2h_copy ? "d2h" : "d2d";
 }
-// "<base>@<suffix><tail>", built in one allocation (these are most of what propagation allocates).
-inline std::string copy_id(std::string_view base, std::string_view suffix, std::string_view tail = {}) {
+// The id a copy_request asks for: "<base>[:<output>]@<suffix><tail>", the tail "[<device>]" or
+// ".<slot>" as r.naming says. Written in one allocation with no temporary strings: these ids are
+// most of what propagation allocates, and a chain of string operator+ is inlined into every
+// caller (docs/performance.md, "Naming the copies").
+inline std::string copy_id(std::string_view base, std::uint32_t output, const copy_request& r) {
+  constexpr std::size_t digits_max = std::numeric_limits<std::uint32_t>::digits10 + 1;
+  char output_text[1 + digits_max];  // ":4294967295"
+  char* output_end = output_text;
+  if (output != 0) {
+    *output_end++ = ':';
+    output_end = std::to_chars(output_end, std::end(output_text), output).ptr;
+  }
+  char tail[2 + std::max(device_name_size_max, digits_max)];  // "[cuda:65535]", ".4294967295"
+  char* tail_end = tail;
+  if (r.naming == copy_naming::after_use) {
+    *tail_end++ = '.';
+    tail_end = std::to_chars(tail_end, std::end(tail), r.site.slot).ptr;
+  } else if (r.naming == copy_naming::after_value_and_device) {
+    *tail_end++ = '[';
+    tail_end = write_device_name(tail_end, r.side);
+    *tail_end++ = ']';
+  }
+  const std::string_view suffix = copy_suffix(r.kind);
+  const auto output_size = static_cast<std::size_t>(output_end - output_text);
+  const auto tail_size = static_cast<std::size_t>(tail_end - tail);
   std::string id;
-  id.reserve(base.size() + 1 + suffix.size() + tail.size());
-  id.append(base).append(1, '@').append(suffix).append(tail);
+  id.reserve(base.size() + output_size + 1 + suffix.size() + tail_size);
+  id.append(base).append(output_text, output_size).append(1, '@').append(suffix).append(tail, tail_size);
   return id;
 }
 }  // namespace detail
@@ -106,40 +132,23 @@ struct graph_model<graph> {
   // read that as an output). Ids is id_allocator, complete where a rewrite runs.
   template <class Ids>
   static vertex add_copy(graph& g, Ids& ids, const copy_request& r) {
-    const std::string_view suffix = detail::copy_suffix(r.kind);
-    std::string id;
-    vertex base = r.source.producer;
-    switch (r.naming) {
-      case copy_naming::after_use:
-        base = r.site.consumer;
-        id = detail::copy_id(g[base].id, suffix, "." + std::to_string(r.site.slot));
-        break;
-      case copy_naming::after_value_and_device:
-        id = copy_id_of_value(g, r.source, suffix, "[" + to_string(r.side) + "]");
-        break;
-      case copy_naming::after_value: id = copy_id_of_value(g, r.source, suffix); break;
-    }
+    // Named after the use it feeds (its consumer), or after the value it copies (its producer).
+    const bool after_use = r.naming == copy_naming::after_use;
+    const vertex base = after_use ? r.site.consumer : r.source.producer;
+    std::string id = ids.make_derived(base, detail::copy_id(g[base].id, after_use ? 0 : r.source.output, r));
     tensor_spec spec = g[r.source.producer].outputs.at(r.source.output);  // before the vertex moves
     spec.device = r.kind == op_kind::d2h_copy ? cpu_device : r.side;
     spec.mem_id.reset();
     spec.offset.reset();
-    std::string copy_id = ids.make_derived(base, std::move(id));
     // Made in place: a node built aside and moved in would be written twice (and boost::add_vertex
     // resizes by one through the vector's general growth path).
     g.m_vertices.emplace_back();
     node& copy = g.m_vertices.back().m_property;
-    copy.id = std::move(copy_id);
+    copy.id = std::move(id);
     copy.op = r.kind;
     copy.device = r.side;
     copy.outputs.push_back(std::move(spec));
     return static_cast<vertex>(g.m_vertices.size() - 1);
-  }
-
- private:
-  static std::string copy_id_of_value(const graph& g, value_ref value, std::string_view suffix,
-                                      std::string_view tail = {}) {
-    if (value.output == 0) return detail::copy_id(g[value.producer].id, suffix, tail);
-    return detail::copy_id(value_name(g, value), suffix, tail);
   }
 };
 
