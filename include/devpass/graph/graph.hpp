@@ -92,9 +92,12 @@ inline std::string copy_id(std::string_view base, std::uint32_t output, const co
   const std::string_view suffix = copy_suffix(r.kind);
   const auto output_size = static_cast<std::size_t>(output_end - output_text);
   const auto tail_size = static_cast<std::size_t>(tail_end - tail);
-  std::string id;
-  id.reserve(base.size() + output_size + 1 + suffix.size() + tail_size);
-  id.append(base).append(output_text, output_size).append(1, '@').append(suffix).append(tail, tail_size);
+  // Sized once and written in place (five appends each checked the capacity again).
+  std::string id(base.size() + output_size + 1 + suffix.size() + tail_size, '@');
+  char* out = std::copy(base.begin(), base.end(), id.data());
+  out = std::copy_n(output_text, output_size, out) + 1;  // past the '@'
+  out = std::copy(suffix.begin(), suffix.end(), out);
+  std::copy_n(tail, tail_size, out);
   return id;
 }
 }  // namespace detail
