@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "devpass/graph/graph.hpp"
+#include "devpass/graph/id_allocator.hpp"
 
 using namespace devpass;
 
@@ -125,4 +126,31 @@ TEST_CASE("graph: topological order is deterministic and names a node on a cycle
     CHECK((node == "d0" || node == "r"));
     CHECK(e.field() == "inputs");
   }
+}
+
+TEST_CASE("graph: a copy is named after the value it copies, its device or the use it feeds") {
+  small_graph s;
+  id_allocator ids(s.g);
+  const auto copy = [&](op_kind kind, device side, value_ref source, copy_naming naming, use site = {}) {
+    return s.g[graph_model<graph>::add_copy(s.g, ids, {kind, side, source, naming, site})].id;
+  };
+  CHECK(copy(op_kind::d2h_copy, cuda_device(0), {s.d0, 0}, copy_naming::after_value) == "d0@d2h");
+  CHECK(copy(op_kind::d2h_copy, cuda_device(0), {s.d0, 1}, copy_naming::after_value) == "d0:1@d2h");
+  CHECK(copy(op_kind::h2d_copy, cuda_device(3), {s.x, 0}, copy_naming::after_value_and_device) == "x@h2d[cuda:3]");
+  CHECK(copy(op_kind::h2d_copy, cuda_device(0), {s.x, 0}, copy_naming::after_use, {s.d0, 1}) == "d0@h2d.1");
+  // The same name again is renumbered, not reused.
+  CHECK(copy(op_kind::h2d_copy, cuda_device(0), {s.x, 0}, copy_naming::after_use, {s.d0, 1}) == "d0@h2d.1#2");
+  const vertex made = boost::num_vertices(s.g) - 1;
+  CHECK(s.g[made].op == op_kind::h2d_copy);
+  CHECK(s.g[made].outputs.size() == 1);
+  CHECK(s.g[made].outputs[0].device == cuda_device(0));
+  CHECK(s.g[made].outputs[0].shape == s.g[s.x].outputs[0].shape);
+
+  // The longest output index, slot and device fill the name's buffers exactly.
+  constexpr std::uint32_t most = 4294967295u;
+  CHECK(detail::copy_id("v", most, {op_kind::d2d_copy, cuda_device(65535), {}, copy_naming::after_value_and_device}) ==
+        "v:4294967295@d2d[cuda:65535]");
+  CHECK(detail::copy_id("k", 0, {op_kind::h2d_copy, cuda_device(0), {}, copy_naming::after_use, {0, most}}) ==
+        "k@h2d.4294967295");
+  CHECK(detail::copy_id("", 0, {op_kind::d2h_copy, cuda_device(1), {}, copy_naming::after_value}) == "@d2h");
 }

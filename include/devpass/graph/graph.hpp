@@ -68,8 +68,8 @@ constexpr std::string_view copy_suffix(op_kind kind) {
   return kind == op_kind::h2d_copy ? "h2d" : kind == op_kind::d2h_copy ? "d2h" : "d2d";
 }
 // The id a copy_request asks for: "<base>[:<output>]@<suffix><tail>", the tail "[<device>]" or
-// ".<slot>" as r.naming says. Written in one allocation with no temporary strings: these ids are
-// most of what propagation allocates, and a chain of string operator+ is inlined into every
+// ".<slot>" as r.naming says. Written in one allocation with no temporary strings: the id is one
+// of the few allocations a copy costs, and a chain of string operator+ is inlined into every
 // caller (docs/performance.md, "Naming the copies").
 inline std::string copy_id(std::string_view base, std::uint32_t output, const copy_request& r) {
   constexpr std::size_t digits_max = std::numeric_limits<std::uint32_t>::digits10 + 1;
