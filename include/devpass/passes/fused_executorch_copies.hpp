@@ -198,14 +198,16 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
 }
 
 // Makes the copies the plan keeps, in the order the literal phases make them (and elision's
-// compaction keeps): h2d copies by delegate and slot, then d2h copies by value.
+// compaction keeps): h2d copies by delegate and slot, then d2h copies by value. Returns them
+// counted (the census after the pass is the one before plus these: nothing is removed).
 template <class G>
-void materialise_executorch_copies(G& g, const fused::plan& p) {
+copy_census materialise_executorch_copies(G& g, const fused::plan& p) {
   using namespace fused;
   const std::size_t n = p.first_value.size() - 1;
   g.m_vertices.reserve(n + p.h2d_kept + p.d2h_kept);
   g.m_edges.reserve(g.m_edges.size() + p.h2d_kept + p.d2h_kept);
   rewrite_state_t<G> ids(g);
+  copy_census made;
   std::vector<value_ref> slots;
   for (vertex k = 0; k < n; ++k) {
     const device at = node_device(g, k);
@@ -217,6 +219,7 @@ void materialise_executorch_copies(G& g, const fused::plan& p) {
       if (!copies_in(p.flags[xi], p.location[xi], at) || elided(p.elide, p.location[xi], at)) continue;
       const vertex copy =
           add_copy_vertex(g, ids, copy_request{op_kind::h2d_copy, at, x, copy_naming::after_use, {k, s}});
+      made.add(op_kind::h2d_copy, value_bytes(g, value_ref{copy, 0}));
       connect(g, x, copy, 0);
       set_operand(g, k, s, value_ref{copy, 0});
     }
@@ -229,6 +232,7 @@ void materialise_executorch_copies(G& g, const fused::plan& p) {
       const value_ref x{v, k};
       const vertex copy =
           add_copy_vertex(g, ids, copy_request{op_kind::d2h_copy, device_of(g, x), x, copy_naming::after_value, {}});
+      made.add(op_kind::d2h_copy, value_bytes(g, value_ref{copy, 0}));
       connect(g, x, copy, 0);
       moved.clear();
       for_each_use(g, x, [&](use u) {
@@ -237,6 +241,7 @@ void materialise_executorch_copies(G& g, const fused::plan& p) {
       for (const use u : moved) set_operand(g, u.consumer, u.slot, value_ref{copy, 0});
     }
   }
+  return made;
 }
 
 // insert-input-copies, insert-output-copies and (when elision is on) elide-round-trips as one
@@ -276,11 +281,11 @@ struct executorch_copies : for_copy_policy<copy_policy::executorch> {
     }
     report(insert_input_copies::name, plan->input);
     instrumentation.before_phase(insert_output_copies::name, g);
-    if (!elide) materialise_executorch_copies(g, *plan);
+    if (!elide) total.copies_kept = materialise_executorch_copies(g, *plan);
     report(insert_output_copies::name, plan->output);
     if (!elide) return total;
     instrumentation.before_phase(elide_round_trips::name, g);
-    materialise_executorch_copies(g, *plan);
+    total.copies_kept = materialise_executorch_copies(g, *plan);
     report(elide_round_trips::name, plan->elision);
     return total;
   }

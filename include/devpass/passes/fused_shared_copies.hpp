@@ -154,8 +154,7 @@ one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o) {
   }
   if (v < n) (void)rules::apply_rules(devpass_copy_table, ctx, {.bound = bound, .resume_at = v, .sweep_end = n});
   one_sweep_result done;
-  done.result.counters = counted;
-  done.result.copies_made = ctx.copies_made;
+  done.result = table_result(counted, ctx);
   done.handed_over_at = v;
   return done;
 }

@@ -75,9 +75,10 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   const phase_result done = phases.template run<Policy, phase_result>(g, effective, instrumentation);
   // A pass that removed no node holds what it had plus the copies it made, counted as they were
   // made: no second sweep over the graph (tested against count_copies on every property run).
-  if (done.counters.nodes_removed == 0) {
+  // The fused executorch path removes none: its elided copies are never made.
+  if (!done.removed_nodes) {
     stats.after = stats.before;
-    stats.after += done.copies_made;
+    stats.after += done.copies_kept;
   } else {
     stats.after = count_copies(g);
   }

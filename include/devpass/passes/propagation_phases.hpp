@@ -176,15 +176,36 @@ inline constexpr auto elide_table = make_table(
 // propagation tables add or remove is a copy, so the node counters are the copy counts.
 struct phase_result : pipeline::phase_result {
   copy_census copies_made;  // the copy nodes the phase made (some may be gone by its end)
+  // What the phase did to the graph itself, for the copy census after the pass (propagate_device
+  // adds copies_kept to the census before it unless some phase removed nodes, and counts the
+  // graph only then). A rule table's are its copies_made and whether it removed any node; the
+  // fused executorch path's counters and copies_made are a literal run's, which makes copies
+  // that elision then removes, while it makes only the copies that survive and removes nothing.
+  copy_census copies_kept;
+  bool removed_nodes = false;
   [[nodiscard]] std::size_t copies_inserted() const noexcept { return counters.nodes_added; }
   [[nodiscard]] std::size_t copies_elided() const noexcept { return counters.nodes_removed; }
   // Several phases' results together (a pipeline run's total, pipeline.hpp).
   phase_result& operator+=(const phase_result& o) {
     pipeline::phase_result::operator+=(o);
     copies_made += o.copies_made;
+    copies_kept += o.copies_kept;
+    removed_nodes = removed_nodes || o.removed_nodes;
     return *this;
   }
 };
+
+// A rule-table run's result: its counters and what its context made (a table only changes the
+// graph through the context, so those are also what it did to the graph).
+template <class Context>
+phase_result table_result(const rules::rewrite_counters& counters, const Context& ctx) {
+  phase_result result;
+  result.counters = counters;
+  result.copies_made = ctx.copies_made;
+  result.copies_kept = ctx.copies_made;
+  result.removed_nodes = counters.nodes_removed != 0;
+  return result;
+}
 
 // The options the phases see in a run that reports every rule it tries (propagate_device_traced).
 // A separate type, so that only such a run compiles the rules' explanations (rules::tracing).
@@ -198,10 +219,8 @@ phase_result run_table(const Table& table, G& g, const Options& options) {
   constexpr bool traced = requires { options.trace; };
   rules::rewrite_context<propagate_options, G, traced ? rules::tracing::on : rules::tracing::off> ctx(g, options);
   if constexpr (traced) ctx.trace = options.trace;
-  phase_result result;
-  result.counters = rules::apply_rules(table, ctx);
-  result.copies_made = ctx.copies_made;
-  return result;
+  const rules::rewrite_counters counters = rules::apply_rules(table, ctx);
+  return table_result(counters, ctx);
 }
 
 inline bool copies_enabled(const propagate_options& o) { return o.enable_non_cpu_memory_planning; }
