@@ -148,10 +148,10 @@ TEST_CASE("graph: a copy is named after the value it copies, its device or the u
 
   // The longest output index, slot and device fill the name's buffers exactly.
   constexpr std::uint32_t most = 4294967295u;
-  CHECK(detail::copy_id("v", most,
-                        {op_kind::d2d_copy, cuda_device(65535), {}, copy_naming::after_value_and_device, {}}) ==
+  CHECK(detail::copy_id("v",
+                        {op_kind::d2d_copy, cuda_device(65535), {0, most}, copy_naming::after_value_and_device, {}}) ==
         "v:4294967295@d2d[cuda:65535]");
-  CHECK(detail::copy_id("k", 0, {op_kind::h2d_copy, cuda_device(0), {}, copy_naming::after_use, {0, most}}) ==
+  CHECK(detail::copy_id("k", {op_kind::h2d_copy, cuda_device(0), {}, copy_naming::after_use, {0, most}}) ==
         "k@h2d.4294967295");
-  CHECK(detail::copy_id("", 0, {op_kind::d2h_copy, cuda_device(1), {}, copy_naming::after_value, {}}) == "@d2h");
+  CHECK(detail::copy_id("", {op_kind::d2h_copy, cuda_device(1), {}, copy_naming::after_value, {}}) == "@d2h");
 }

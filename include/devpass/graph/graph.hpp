@@ -68,11 +68,14 @@ constexpr std::string_view copy_suffix(op_kind kind) {
   return kind == op_kind::h2d_copy ? "h2d" : kind == op_kind::d2h_copy ? "d2h" : "d2d";
 }
 // The id a copy_request asks for: "<base>[:<output>]@<suffix><tail>", the tail "[<device>]" or
-// ".<slot>" as r.naming says. Written in one allocation with no temporary strings: the id is one
-// of the few allocations a copy costs, and a chain of string operator+ is inlined into every
-// caller (docs/performance.md, "Naming the copies").
-inline std::string copy_id(std::string_view base, std::uint32_t output, const copy_request& r) {
+// ".<slot>" as r.naming says; base is the id of the node it is named after (the consumer for
+// copy_naming::after_use, then with no output part; else the producer of r.source). Written in
+// one allocation with no temporary strings: the id is one of the few allocations a copy costs,
+// and a chain of string operator+ is inlined into every caller (docs/performance.md, "Naming the
+// copies").
+inline std::string copy_id(std::string_view base, const copy_request& r) {
   constexpr std::size_t digits_max = std::numeric_limits<std::uint32_t>::digits10 + 1;
+  const std::uint32_t output = r.naming == copy_naming::after_use ? 0 : r.source.output;
   char output_text[1 + digits_max];  // ":4294967295"
   char* output_end = output_text;
   if (output != 0) {
@@ -136,9 +139,8 @@ struct graph_model<graph> {
   template <class Ids>
   static vertex add_copy(graph& g, Ids& ids, const copy_request& r) {
     // Named after the use it feeds (its consumer), or after the value it copies (its producer).
-    const bool after_use = r.naming == copy_naming::after_use;
-    const vertex base = after_use ? r.site.consumer : r.source.producer;
-    std::string id = ids.make_derived(base, detail::copy_id(g[base].id, after_use ? 0 : r.source.output, r));
+    const vertex base = r.naming == copy_naming::after_use ? r.site.consumer : r.source.producer;
+    std::string id = ids.make_derived(base, detail::copy_id(g[base].id, r));
     tensor_spec spec = g[r.source.producer].outputs.at(r.source.output);  // before the vertex moves
     spec.device = r.kind == op_kind::d2h_copy ? cpu_device : r.side;
     spec.mem_id.reset();

@@ -208,6 +208,13 @@ copy_census materialise_executorch_copies(G& g, const fused::plan& p) {
   g.m_edges.reserve(g.m_edges.size() + p.h2d_kept + p.d2h_kept);
   rewrite_state_t<G> ids(g);
   copy_census made;
+  // A copy of r.source, connected to it and counted.
+  const auto make_copy = [&](const copy_request& r) {
+    const vertex copy = add_copy_vertex(g, ids, r);
+    made.add(r.kind, value_bytes(g, value_ref{copy, 0}));
+    connect(g, r.source, copy, 0);
+    return copy;
+  };
   std::vector<value_ref> slots;
   for (vertex k = 0; k < n; ++k) {
     const device at = node_device(g, k);
@@ -217,10 +224,7 @@ copy_census materialise_executorch_copies(G& g, const fused::plan& p) {
       const value_ref x = slots[s];
       const std::uint32_t xi = p.first_value[x.producer] + x.output;
       if (!copies_in(p.flags[xi], p.location[xi], at) || elided(p.elide, p.location[xi], at)) continue;
-      const vertex copy =
-          add_copy_vertex(g, ids, copy_request{op_kind::h2d_copy, at, x, copy_naming::after_use, {k, s}});
-      made.add(op_kind::h2d_copy, value_bytes(g, value_ref{copy, 0}));
-      connect(g, x, copy, 0);
+      const vertex copy = make_copy({op_kind::h2d_copy, at, x, copy_naming::after_use, {k, s}});
       set_operand(g, k, s, value_ref{copy, 0});
     }
   }
@@ -230,10 +234,7 @@ copy_census materialise_executorch_copies(G& g, const fused::plan& p) {
       const std::uint8_t f = p.flags[p.first_value[v] + k];
       if (!(f & gets_d2h) || (f & d2h_dead)) continue;
       const value_ref x{v, k};
-      const vertex copy =
-          add_copy_vertex(g, ids, copy_request{op_kind::d2h_copy, device_of(g, x), x, copy_naming::after_value, {}});
-      made.add(op_kind::d2h_copy, value_bytes(g, value_ref{copy, 0}));
-      connect(g, x, copy, 0);
+      const vertex copy = make_copy({op_kind::d2h_copy, device_of(g, x), x, copy_naming::after_value, {}});
       moved.clear();
       for_each_use(g, x, [&](use u) {
         if (u.consumer != copy && fused::moves_to_d2h(g, u.consumer)) moved.push_back(u);
