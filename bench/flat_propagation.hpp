@@ -209,7 +209,8 @@ inline flat_result flat_propagate_shared(flat_graph f) {
   std::vector<std::uint32_t> first_value(original + 1, 0);
   for (std::uint32_t v = 0; v < original; ++v) first_value[v + 1] = first_value[v] + f.outputs[v];
   // The copies of each original value: to_device[value * devices + d] (h2d or d2d), to_host[value].
-  std::vector<std::uint32_t> to_device(static_cast<std::size_t>(first_value[original]) * devices, 0);
+  const auto device_count = static_cast<std::size_t>(devices);
+  std::vector<std::uint32_t> to_device(std::size_t{first_value[original]} * device_count, 0);
   std::vector<std::uint32_t> to_host(first_value[original], 0);
   flat_result r;
   const auto add_copy = [&](std::uint8_t kind, std::int32_t dev, std::uint32_t node, std::uint32_t output) {
@@ -231,7 +232,7 @@ inline flat_result flat_propagate_shared(flat_graph f) {
       std::uint8_t kind = 0;
       std::int32_t side = 0;
       if (device_reader && from != f.dev[v]) {
-        copy = &to_device[value * devices + f.dev[v]];
+        copy = &to_device[value * device_count + static_cast<std::size_t>(f.dev[v])];
         kind = from < 0 ? flat_graph::h2d : flat_graph::d2d;
         side = f.dev[v];
       } else if (host_reader && from >= 0) {

@@ -179,7 +179,7 @@ TEST_CASE("array graph: random graphs with pre-placed values, dead values and ma
     const devpass::graph source = testing_support::random_propagation_graph(seed);
     for (const propagate_options& options : every_flag_set()) {
       CAPTURE(seed);
-      accepted += same_through_arrays(source, options) ? 1 : 0;
+      accepted += same_through_arrays(source, options) ? 1u : 0u;
     }
   }
   CHECK(accepted > 700);

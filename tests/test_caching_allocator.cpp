@@ -309,7 +309,7 @@ TEST_CASE("caching allocator: the executor run twice gives the same outputs and 
     std::vector<float> expected(4), x(4), w(4);
     fill_deterministic(x.data(), f4, 7, "x");
     fill_deterministic(w.data(), f4, 7, "w");
-    for (int i = 0; i < 4; ++i) expected[i] = x[i] + w[i];
+    for (std::size_t i = 0; i < 4; ++i) expected[i] = x[i] + w[i];
 
     CHECK(run() == expected);
     // host: the input x, the arena, the output; cuda:0: the arena and w, both 512-byte blocks.

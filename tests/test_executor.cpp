@@ -122,7 +122,7 @@ std::vector<std::vector<float>> expected(std::uint64_t seed) {
   std::vector<float> x(4), w(4), s(4), r(4);
   fill_deterministic(x.data(), f4, seed, "x");
   fill_deterministic(w.data(), f4, seed, "w");
-  for (int i = 0; i < 4; ++i) {
+  for (std::size_t i = 0; i < 4; ++i) {
     s[i] = x[i] + w[i];
     r[i] = std::max(0.0f, s[i]);
   }

@@ -180,7 +180,7 @@ TEST_CASE("fused paths: the fuzz corpora and regressions, every flag set, as the
       const std::string bytes = file_bytes(entry.path());
       // A corpus file is a graph; a regression is the fuzzer's input, a byte of options first.
       std::optional<graph> source;
-      for (const std::size_t skip : {0, 1}) {
+      for (const std::size_t skip : {0u, 1u}) {
         if (source || bytes.size() <= skip) continue;
         try {
           source = read_graph_string(bytes.substr(skip));

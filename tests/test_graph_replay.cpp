@@ -121,7 +121,7 @@ TEST_CASE("graph replay: on every repository graph and the demo's methods replay
       CHECK(method.replayed_segments() == (capturable ? verdict.segments.size() : 0));
       CHECK(method.not_replayed().empty() == (verdict.kind != capture_kind::not_capturable));
       std::vector<std::vector<std::byte>> previous;
-      for (const std::uint64_t seed : {1, 2, 3}) {
+      for (const std::uint64_t seed : {1u, 2u, 3u}) {
         CAPTURE(seed);
         const std::vector<tensor> inputs = make_method_inputs(g, allocators.registry, seed);
         const execution_result normal = execute(g, plan, allocators.registry, kernels, inputs, {.seed = 42});

@@ -164,7 +164,7 @@ TEST_CASE("node layout: the same cuts wherever the blocks of text end") {
     detail::memory_source whole(sample);
     const auto expected = detail::scan_node_layout(whole, 0);
     REQUIRE(expected);
-    for (const std::size_t block : {1, 2, 3, 7, 64}) {
+    for (const std::size_t block : {1u, 2u, 3u, 7u, 64u}) {
       detail::memory_source source(sample);
       const auto layout = detail::scan_node_layout(source, 0, block);
       REQUIRE(layout);

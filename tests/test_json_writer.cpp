@@ -267,7 +267,7 @@ TEST_CASE("writer: the buffered formatter writes the same bytes whatever its blo
   const std::string whole = format(detail::write_buffer::default_block);
   CHECK(whole.size() > 20000);
   CHECK(whole.find("\"n\\t199:7960000\"cuda:59700") != std::string::npos);
-  for (const std::size_t block : {1, 7, 64, 4096}) {
+  for (const std::size_t block : {1u, 7u, 64u, 4096u}) {
     INFO("block " << block);
     CHECK(format(block) == whole);
   }

@@ -147,7 +147,7 @@ TEST_CASE("own graph: random graphs with pre-placed values, dead values and many
     const devpass::graph source = testing_support::random_propagation_graph(seed);
     for (const propagate_options& options : every_flag_set()) {
       CAPTURE(seed);
-      accepted += same_on_both(source, options) ? 1 : 0;
+      accepted += same_on_both(source, options) ? 1u : 0u;
     }
   }
   CHECK(accepted > 1000);

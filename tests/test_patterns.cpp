@@ -117,7 +117,6 @@ TEST_CASE("guards: same_device, uses, dtype, user predicates and combinators") {
 TEST_CASE("patterns: explain is match with a reason: it gives one exactly when match fails") {
   // One code path: on random graphs before and after propagation, every pattern below either
   // matches a value or explain() says why, never both and never neither.
-  constexpr auto round_trip = h2d_copy(d2h_copy(any.as(x)).as(d)).as(h);
   constexpr auto two_operands = delegate(any, any);
   constexpr auto copy_of_delegate = h2d_copy(delegate);
   const auto agree = [](auto p, const graph& g) {

@@ -69,7 +69,7 @@ struct older_phase {
   using requires_ = type_list<capabilities::copies_explicit>;
   using provides = type_list<>;
   template <class Policy>
-  static constexpr bool compiled_in = true;
+  [[maybe_unused]] static constexpr bool compiled_in = true;
   pipeline::phase_result run(graph&, const options&) const { return {}; }
 };
 static_assert(std::is_same_v<pipeline::expects_of<older_phase>, type_list<capabilities::copies_explicit>>);

@@ -166,14 +166,14 @@ TEST_CASE("single pass: what it does on a small graph, counted") {
   const vertex w = add_node(g, {.id = "w", .op = op_kind::constant, .outputs = {spec}});
   const vertex del =
       add_node(g, {.id = "d", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "k", .outputs = {spec}});
-  const vertex call = add_node(g, {.id = "c", .op = op_kind::call, .kernel = "k", .outputs = {spec}});
+  const vertex host_call = add_node(g, {.id = "c", .op = op_kind::call, .kernel = "k", .outputs = {spec}});
   connect(g, {in, 0}, del, 0);
   connect(g, {w, 0}, del, 1);
   connect(g, {in, 0}, del, 2);
-  connect(g, {del, 0}, call, 0);
-  connect(g, {w, 0}, call, 1);
+  connect(g, {del, 0}, host_call, 0);
+  connect(g, {w, 0}, host_call, 1);
   const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
-  connect(g, {call, 0}, out, 0);
+  connect(g, {host_call, 0}, out, 0);
   rules::rewrite_context<no_options> ctx(g, {});
   const rules::rewrite_counters c = rules::apply_rules(rules::single_pass(per_use_copies), ctx);
   CHECK(c.rewrites == 3);     // d's three slots
@@ -182,5 +182,5 @@ TEST_CASE("single pass: what it does on a small graph, counted") {
   CHECK(c.matches_tried == 6);
   CHECK(boost::num_vertices(g) == 8);
   for (std::uint32_t slot = 0; slot < 3; ++slot) CHECK(g[operand(g, del, slot)->producer].op == op_kind::h2d_copy);
-  CHECK(operand(g, call, 1)->producer == w);  // a host call keeps reading w
+  CHECK(operand(g, host_call, 1)->producer == w);  // a host call keeps reading w
 }

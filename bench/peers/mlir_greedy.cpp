@@ -109,8 +109,7 @@ void insert_copies(mlir::ModuleOp module, const vocabulary& names) {
 
 // h2d_copy(d2h_copy(x)) with x on the h2d's device: its users read x.
 struct elide_round_trip : mlir::RewritePattern {
-  elide_round_trip(mlir::MLIRContext* ctx, const vocabulary& names)
-      : RewritePattern("dp.h2d_copy", 1, ctx), names(names) {}
+  elide_round_trip(mlir::MLIRContext* ctx, const vocabulary& ops) : RewritePattern("dp.h2d_copy", 1, ctx), names(ops) {}
   mlir::LogicalResult matchAndRewrite(mlir::Operation* h2d, mlir::PatternRewriter& rewriter) const override {
     mlir::Operation* d2h = h2d->getOperand(0).getDefiningOp();
     if (!d2h || d2h->getName() != names.d2h) return mlir::failure();

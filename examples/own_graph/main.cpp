@@ -74,10 +74,10 @@ int main() {
       [](const auto& ctx, value_ref node) { return devpass::display_name(ctx.g, node.producer) == "sample"; }, c);
   constexpr auto sample_on_device = make_table(call(delegate.as(x)).as(c)[is_sampler && on_device(x)] /
                                                apply(
-                                                   [](auto& ctx, value_ref node, value_ref input) {
+                                                   [](auto& ctx, value_ref node, value_ref source) {
                                                      ctx.g[node.producer].op = opcode::kernel;
                                                      ctx.g[node.producer].device =
-                                                         mycc::encode(devpass::location_of(ctx.g, input));
+                                                         mycc::encode(devpass::location_of(ctx.g, source));
                                                      ctx.touch(node.producer);
                                                    },
                                                    c, x));

@@ -78,7 +78,7 @@ TEST_CASE(
         captured += method.replayed_segments() != 0;
         owned_stream stream;
         const device_stream streams[] = {{cuda_device(0), stream.stream}};
-        for (const std::uint64_t seed : {1, 2, 3}) {
+        for (const std::uint64_t seed : {1u, 2u, 3u}) {
           const auto inputs = make_method_inputs(g, allocators.registry, seed);
           const execution_result normal = execute(g, plan, allocators.registry, kernels, inputs, {.seed = 3});
           const execution_result replay = method.run(

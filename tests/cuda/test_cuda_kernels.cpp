@@ -20,12 +20,12 @@ using namespace devpass::runtime;
 namespace {
 
 struct kernel_case {
-  std::string kernel;
-  std::string attrs;
-  std::vector<tensor_spec> inputs;
-  std::vector<tensor_spec> outputs;
-  std::vector<std::vector<std::int64_t>> int_inputs;  // by slot, for int64 inputs (ids, positions)
-  float input_scale = 1;                              // float inputs are in [-scale, scale)
+  std::string kernel{};
+  std::string attrs{};
+  std::vector<tensor_spec> inputs{};
+  std::vector<tensor_spec> outputs{};
+  std::vector<std::vector<std::int64_t>> int_inputs{};  // by slot, for int64 inputs (ids, positions)
+  float input_scale = 1;                                // float inputs are in [-scale, scale)
 };
 
 tensor_spec f32(std::vector<std::int64_t> shape) { return {dtype::float32, std::move(shape)}; }
@@ -33,7 +33,7 @@ tensor_spec i64(std::vector<std::int64_t> shape) { return {dtype::int64, std::mo
 
 std::vector<std::int64_t> in_range(std::size_t n, std::int64_t below, std::int64_t step = 7) {
   std::vector<std::int64_t> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::int64_t>(i * step + 3) % below;
+  for (std::size_t i = 0; i < n; ++i) v[i] = (static_cast<std::int64_t>(i) * step + 3) % below;
   return v;
 }
 

@@ -75,7 +75,7 @@ void run_extra_phase(const Phase& phase, bool given, devpass::graph& g, const de
 template <class... Extra>
 void check_extra_phases(const options& o) {
   std::size_t i = 0;
-  const auto check = [&]<class Phase>(std::type_identity<Phase>) {
+  [[maybe_unused]] const auto check = [&]<class Phase>(std::type_identity<Phase>) {
     constexpr bool needs_copies =
         devpass::pattern::contains_v<devpass::capabilities::copies_explicit, devpass::pipeline::expects_of<Phase>> ||
         devpass::pattern::contains_v<devpass::capabilities::round_trips_elided, devpass::pipeline::expects_of<Phase>>;

@@ -106,7 +106,7 @@ template <class Policy, class... Extra>
 std::vector<option_spec> extra_phase_rows() {
   std::vector<option_spec> rows;
   std::size_t index = 0;
-  const auto add = [&]<class Phase>(std::type_identity<Phase>) {
+  [[maybe_unused]] const auto add = [&]<class Phase>(std::type_identity<Phase>) {
     const std::size_t i = index++;
     if constexpr (Phase::template compiled_in<Policy>) {
       std::string_view help = "run this phase (after --propagate-device when it needs the copies explicit)";

@@ -42,14 +42,14 @@ namespace devpass {
 // What every sweep over the nodes reads (op, device, arity, erased) sits together after the id,
 // in one cache line: a pass over a million nodes then reads one line per node, not two.
 struct node {
-  std::string id;
+  std::string id{};
   op_kind op = op_kind::call;
-  devpass::device device;   // where the node runs; a copy's device side; cpu when the file omits it
-  std::uint32_t arity = 0;  // number of input slots
-  bool erased = false;      // tombstone, see erase_node / compact
-  shared_text kernel;       // for delegate and call
-  node_outputs outputs;
-  shared_text attrs;  // the `attrs` object as minified JSON text, empty when absent
+  devpass::device device{};  // where the node runs; a copy's device side; cpu when the file omits it
+  std::uint32_t arity = 0;   // number of input slots
+  bool erased = false;       // tombstone, see erase_node / compact
+  shared_text kernel{};      // for delegate and call
+  node_outputs outputs{};
+  shared_text attrs{};  // the `attrs` object as minified JSON text, empty when absent
 };
 
 struct method_info {

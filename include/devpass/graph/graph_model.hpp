@@ -70,10 +70,10 @@ enum class copy_naming : std::uint8_t { after_value, after_value_and_device, aft
 // (`side`, or cpu for a d2h_copy), no planned buffer. The pass connects it to `source`.
 struct copy_request {
   op_kind kind = op_kind::h2d_copy;
-  device side;
-  value_ref source;
+  device side{};
+  value_ref source{};
   copy_naming naming = copy_naming::after_value;
-  use site;  // the use it feeds, for copy_naming::after_use
+  use site{};  // the use it feeds, for copy_naming::after_use
 };
 
 // Specialize for a graph type to make it a model (see the header comment).

@@ -24,8 +24,9 @@ class tensor_shape : public inline_vector<std::int64_t, 4> {
   tensor_shape(const std::vector<std::int64_t>& dims) : base(dims.begin(), dims.end()) {}  // NOLINT: implicit
   tensor_shape(std::span<const std::int64_t> dims) : base(dims.begin(), dims.end()) {}     // NOLINT: implicit
 
+  // A std::span<const std::int64_t> converts from it by span's range constructor (a conversion
+  // operator beside it made -Wconversion warn at every such conversion in the caller's code).
   [[nodiscard]] std::vector<std::int64_t> to_vector() const { return {begin(), end()}; }
-  operator std::span<const std::int64_t>() const noexcept { return {data(), size()}; }  // NOLINT: implicit
   friend bool operator==(const tensor_shape& a, const std::vector<std::int64_t>& b) noexcept {
     return std::ranges::equal(a, b);
   }

@@ -27,10 +27,10 @@ namespace devpass {
 
 struct tensor_spec {
   devpass::dtype type = devpass::dtype::float32;
-  tensor_shape shape;
-  std::optional<devpass::device> device;  // where the value lives, once a pass has decided
-  std::optional<std::int32_t> mem_id;     // planned buffer (memory planning)
-  std::optional<std::int64_t> offset;     // planned byte offset inside mem_id
+  tensor_shape shape{};
+  std::optional<devpass::device> device{};  // where the value lives, once a pass has decided
+  std::optional<std::int32_t> mem_id{};     // planned buffer (memory planning)
+  std::optional<std::int64_t> offset{};     // planned byte offset inside mem_id
 
   // Valid for every spec the reader accepted (it rejects overflowing shapes).
   [[nodiscard]] std::uint64_t byte_size() const noexcept { return checked_byte_size(type, shape).value_or(0); }

@@ -39,13 +39,13 @@ constexpr device_code encode(device d) { return d.is_host() ? host_code : static
 constexpr device decode(device_code c) { return c < 0 ? cpu_device : cuda_device(static_cast<std::uint16_t>(c)); }
 
 struct graph_arrays {
-  std::span<const std::uint8_t> roles;             // op_kind, per node
-  std::span<const device_code> devices;            // per node
-  std::span<const std::uint32_t> output_counts;    // per node
-  std::span<const std::uint32_t> operand_offsets;  // n + 1 entries, from 0
-  std::span<const std::uint32_t> operand_nodes;    // per operand: the producing node (< the consumer)
-  std::span<const std::uint32_t> operand_outputs;  // per operand: which of its values
-  std::span<const std::string> names = {};         // per node, or empty: messages say "node #i"
+  std::span<const std::uint8_t> roles{};             // op_kind, per node
+  std::span<const device_code> devices{};            // per node
+  std::span<const std::uint32_t> output_counts{};    // per node
+  std::span<const std::uint32_t> operand_offsets{};  // n + 1 entries, from 0
+  std::span<const std::uint32_t> operand_nodes{};    // per operand: the producing node (< the consumer)
+  std::span<const std::uint32_t> operand_outputs{};  // per operand: which of its values
+  std::span<const std::string> names = {};           // per node, or empty: messages say "node #i"
   // Per value (node i's values start at the sum of the earlier output counts), where it already
   // is when that is not where its producer runs (a method input the caller stages on a device),
   // else `unmarked`; or empty: nothing is placed yet.

@@ -25,10 +25,10 @@
 namespace devpass::interop {
 
 struct interval_arrays {
-  std::span<const std::uint32_t> first;  // per value: the step it is defined at
-  std::span<const std::uint32_t> last;   // per value: the last step it is alive at (>= first)
-  std::span<const std::uint64_t> size;   // per value: bytes
-  std::span<const std::uint32_t> arena;  // per value: its arena, < arena_count
+  std::span<const std::uint32_t> first{};  // per value: the step it is defined at
+  std::span<const std::uint32_t> last{};   // per value: the last step it is alive at (>= first)
+  std::span<const std::uint64_t> size{};   // per value: bytes
+  std::span<const std::uint32_t> arena{};  // per value: its arena, < arena_count
   std::uint32_t arena_count = 1;
 };
 

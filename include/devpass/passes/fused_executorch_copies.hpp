@@ -113,8 +113,8 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
     const device at = node_device(g, k);
     const bool device_delegate = op == op_kind::delegate && !at.is_host();
     for (std::uint32_t s = 0; s < slots.size(); ++s) {
-      const value_ref x = slots[s];
-      const std::uint32_t xi = p.first_value[x.producer] + x.output;
+      const value_ref value = slots[s];
+      const std::uint32_t xi = p.first_value[value.producer] + value.output;
       std::uint8_t& f = p.flags[xi];
       if (op == op_kind::output) {
         f |= output_reader;
@@ -130,14 +130,14 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
       f |= has_h2d;
       ++in.nodes_added;
       in.matches_tried += s + 1;
-      p.input.copies_made.add(op_kind::h2d_copy, value_bytes(g, x));
+      p.input.copies_made.add(op_kind::h2d_copy, value_bytes(g, value));
       if (elided(elide, p.location[xi], at))
         ++h2d_elided;
       else
         f |= keeps_h2d, ++p.h2d_kept;
       // The rewrite touched the producer: visited again once if the sweep had passed it (a
       // device delegate tries each of its slots; no other node matches the table's pattern).
-      const vertex producer = x.producer;
+      const vertex producer = value.producer;
       if (producer < k && seen[producer] != k && role_of(g, producer) == op_kind::delegate &&
           !node_device(g, producer).is_host()) {
         seen[producer] = static_cast<std::uint32_t>(k);
@@ -221,10 +221,10 @@ copy_census materialise_executorch_copies(G& g, const fused::plan& p) {
     if (role_of(g, k) != op_kind::delegate || at.is_host()) continue;
     (void)fused::read_slots(g, k, slots);  // checked by the plan
     for (std::uint32_t s = 0; s < slots.size(); ++s) {
-      const value_ref x = slots[s];
-      const std::uint32_t xi = p.first_value[x.producer] + x.output;
+      const value_ref value = slots[s];
+      const std::uint32_t xi = p.first_value[value.producer] + value.output;
       if (!copies_in(p.flags[xi], p.location[xi], at) || elided(p.elide, p.location[xi], at)) continue;
-      const vertex copy = make_copy({op_kind::h2d_copy, at, x, copy_naming::after_use, {k, s}});
+      const vertex copy = make_copy({op_kind::h2d_copy, at, value, copy_naming::after_use, {k, s}});
       set_operand(g, k, s, value_ref{copy, 0});
     }
   }
@@ -233,10 +233,10 @@ copy_census materialise_executorch_copies(G& g, const fused::plan& p) {
     for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) {
       const std::uint8_t f = p.flags[p.first_value[v] + k];
       if (!(f & gets_d2h) || (f & d2h_dead)) continue;
-      const value_ref x{v, k};
-      const vertex copy = make_copy({op_kind::d2h_copy, device_of(g, x), x, copy_naming::after_value, {}});
+      const value_ref value{v, k};
+      const vertex copy = make_copy({op_kind::d2h_copy, device_of(g, value), value, copy_naming::after_value, {}});
       moved.clear();
-      for_each_use(g, x, [&](use u) {
+      for_each_use(g, value, [&](use u) {
         if (u.consumer != copy && fused::moves_to_d2h(g, u.consumer)) moved.push_back(u);
       });
       for (const use u : moved) set_operand(g, u.consumer, u.slot, value_ref{copy, 0});
@@ -262,8 +262,8 @@ struct executorch_copies : for_copy_policy<copy_policy::executorch> {
     const bool elide = knobs.elide_round_trips && elide_round_trips{}.active(o);
     phase_result total;
     // Each constituent's result goes to the instrumentation under its own name, and into the total.
-    const auto report = [&](std::string_view name, const phase_result& result) {
-      instrumentation.after_phase(name, g, result);
+    const auto report = [&](std::string_view phase_name, const phase_result& result) {
+      instrumentation.after_phase(phase_name, g, result);
       total += result;
     };
     const auto literal = [&](const auto& phase) {

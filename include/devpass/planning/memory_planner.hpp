@@ -43,8 +43,8 @@ struct plan_options {
   // nullopt derives the rule from where the value lives: a method input or output on a device is
   // owned by the caller and not planned. true plans it into its device's arena anyway, false
   // states the default explicitly. Host method inputs and outputs are always planned.
-  std::optional<bool> plan_device_method_inputs;
-  std::optional<bool> plan_device_method_outputs;
+  std::optional<bool> plan_device_method_inputs{};
+  std::optional<bool> plan_device_method_outputs{};
 };
 
 namespace detail {
@@ -260,7 +260,7 @@ inline std::uint64_t place_items(std::vector<plan_item>& items, std::uint64_t lo
       placed[k] = std::move(trial);
     }
   }
-  for (const std::size_t k : {2, 3, 4, 0, 1}) {
+  for (const std::size_t k : {std::size_t{2}, std::size_t{3}, std::size_t{4}, std::size_t{0}, std::size_t{1}}) {
     if (best_size <= lower_bound || repair_budget == 0) break;
     for (std::size_t pass = 0; pass < repair_passes_per_order && repair_budget > 0 && best_size > lower_bound; ++pass) {
       if (!promote_above(items, sequences[k], placed[k], lower_bound)) break;

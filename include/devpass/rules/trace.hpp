@@ -16,7 +16,7 @@ struct rule_trace {
   void (*report)(void* user, std::string_view rule, std::string_view node, std::string_view site,
                  std::string_view why) = nullptr;
   void* user = nullptr;
-  std::string_view only;  // when not empty: only the rules whose text contains it
+  std::string_view only{};  // when not empty: only the rules whose text contains it
 };
 
 }  // namespace devpass::rules

@@ -75,9 +75,9 @@ namespace detail {
 // so the conversion is exact.
 [[nodiscard]] constexpr std::uint16_t half_from_1024ths(std::int32_t m) noexcept {
   if (m == 0) return 0;
-  const std::uint16_t sign = m < 0 ? 0x8000 : 0;
+  const std::uint16_t sign = m < 0 ? std::uint16_t{0x8000} : std::uint16_t{0};
   const auto a = static_cast<std::uint32_t>(m < 0 ? -m : m);  // 1..1024
-  const int e = std::bit_width(a) - 1;                        // 2^e <= a < 2^(e+1)
+  const int e = static_cast<int>(std::bit_width(a)) - 1;      // 2^e <= a < 2^(e+1)
   const auto exponent = static_cast<std::uint16_t>(e + 5);    // (e - 10) + bias 15
   const auto mantissa = static_cast<std::uint16_t>((a << (10 - e)) & 0x3FFu);
   return static_cast<std::uint16_t>(sign | (exponent << 10) | mantissa);

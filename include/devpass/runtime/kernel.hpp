@@ -30,19 +30,19 @@ struct tensor_view {
 };
 
 struct kernel_call {
-  const node& op;                        // the node being run (its kernel name, attrs, device)
-  std::span<const tensor_view> inputs;   // by slot
-  std::span<const tensor_view> outputs;  // by output index, already allocated
-  void* stream = nullptr;                // cudaStream_t for CUDA implementations, else null
+  const node& op;                          // the node being run (its kernel name, attrs, device)
+  std::span<const tensor_view> inputs{};   // by slot
+  std::span<const tensor_view> outputs{};  // by output index, already allocated
+  void* stream = nullptr;                  // cudaStream_t for CUDA implementations, else null
 };
 
 using kernel_fn = std::function<void(const kernel_call&)>;
 using kernel_fits_fn = std::function<bool(const node&, std::span<const tensor_spec* const> inputs)>;
 
 struct kernel_entry {
-  kernel_fits_fn fits;  // null means: fits every node
-  kernel_fn host;       // required
-  kernel_fn cuda;       // optional; without it a CUDA delegate's kernel runs on host copies
+  kernel_fits_fn fits{};  // null means: fits every node
+  kernel_fn host{};       // required
+  kernel_fn cuda{};       // optional; without it a CUDA delegate's kernel runs on host copies
 };
 
 class kernel_registry {

@@ -35,7 +35,7 @@ struct schedule_step {
   const std::byte* src = nullptr;
   std::uint64_t bytes = 0;
   const kernel_entry* entry = nullptr;  // kernels: the registry's entry, null for the opaque kernel
-  std::vector<tensor_view> inputs, outputs;
+  std::vector<tensor_view> inputs{}, outputs{};
 };
 
 // Issues one step, as the executor issued it when it was recorded.

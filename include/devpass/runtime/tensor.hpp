@@ -20,8 +20,8 @@ namespace devpass::runtime {
 
 // A tensor that owns its memory: a spec and one buffer on the device the buffer's allocator serves.
 struct tensor {
-  tensor_spec spec;
-  device_buffer buffer;
+  tensor_spec spec{};
+  device_buffer buffer{};
   [[nodiscard]] devpass::device device() const noexcept { return buffer.device(); }
 };
 

@@ -43,18 +43,19 @@ class value_store {
       const auto id = *spec.mem_id;
       if (id <= 0 || static_cast<std::size_t>(id) >= arenas_.size())
         throw graph_error("", n.id, field + ".mem_id", "no planned buffer " + std::to_string(id));
-      if (plan_.buffers[id].device != where)
+      const auto buffer = static_cast<std::size_t>(id);
+      if (plan_.buffers[buffer].device != where)
         throw graph_error("", n.id, field + ".mem_id",
-                          "buffer " + std::to_string(id) + " is on " + to_string(plan_.buffers[id].device) +
+                          "buffer " + std::to_string(id) + " is on " + to_string(plan_.buffers[buffer].device) +
                               ", the value lives on " + to_string(where));
       const std::int64_t offset = spec.offset.value_or(-1);
-      if (offset < 0 || static_cast<std::uint64_t>(offset) > arenas_[id].size() ||
-          spec.byte_size() > arenas_[id].size() - static_cast<std::uint64_t>(offset))
+      if (offset < 0 || static_cast<std::uint64_t>(offset) > arenas_[buffer].size() ||
+          spec.byte_size() > arenas_[buffer].size() - static_cast<std::uint64_t>(offset))
         throw graph_error("", n.id, field + ".offset",
                           "offset " + std::to_string(offset) + " + " + std::to_string(spec.byte_size()) +
                               " bytes does not fit buffer " + std::to_string(id) + " of " +
-                              std::to_string(arenas_[id].size()) + " bytes");
-      s.data = arenas_[id].bytes() + offset;
+                              std::to_string(arenas_[buffer].size()) + " bytes");
+      s.data = arenas_[buffer].bytes() + offset;
     } else {
       s.owned = static_cast<std::int64_t>(owned_.size());
       owned_.emplace_back(allocators_.find(where), spec.byte_size(), 64, n.id);

@@ -72,7 +72,8 @@ inline std::string id_list(const std::vector<std::string_view>& ids) {
 
 inline std::size_t live_nodes(const graph& g) {
   std::size_t n = 0;
-  for (const auto v : boost::make_iterator_range(boost::vertices(g))) n += g[v].erased ? 0 : 1;
+  for (const auto v : boost::make_iterator_range(boost::vertices(g)))
+    n += g[v].erased ? std::size_t{0} : std::size_t{1};
   return n;
 }
 

@@ -51,7 +51,9 @@ std::optional<node_layout> scan_node_layout(Source& source, std::size_t batch_by
       if (in_string) {
         // Strings are most of the bytes: skip to the next quote or backslash.
         while (i < n && bytes[i] != '"' && bytes[i] != '\\') {
-          if (key_match >= 0) key_match = key_match < 5 && bytes[i] == nodes_key[key_match] ? key_match + 1 : -1;
+          if (key_match >= 0)
+            key_match =
+                key_match < 5 && bytes[i] == nodes_key[static_cast<std::size_t>(key_match)] ? key_match + 1 : -1;
           ++i;
         }
         if (i == n) break;

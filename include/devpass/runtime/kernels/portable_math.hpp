@@ -162,8 +162,8 @@ DEVPASS_HOST_DEVICE inline double rope_angle(std::int64_t position, std::size_t 
 template <int Lanes, class Element>
 [[nodiscard]] inline float lane_order_sum(std::size_t n, Element&& element) {
   static_assert(Lanes > 0 && (Lanes & (Lanes - 1)) == 0, "Lanes must be a power of two");
-  float lanes[Lanes] = {};
-  for (std::size_t i = 0; i < n; ++i) lanes[i % Lanes] += element(i);
+  float lanes[static_cast<std::size_t>(Lanes)] = {};
+  for (std::size_t i = 0; i < n; ++i) lanes[i % static_cast<std::size_t>(Lanes)] += element(i);
   for (int width = Lanes / 2; width > 0; width /= 2)
     for (int t = 0; t < width; ++t) lanes[t] += lanes[t + width];
   return lanes[0];
@@ -187,8 +187,8 @@ inline void lane_order_dots(std::size_t k, std::size_t n, X&& x, Column&& column
     float* lane = lanes + (p % dot_lanes) * n;
     for (std::size_t j = 0; j < n; ++j) lane[j] += xp * col[j];
   }
-  for (int width = dot_lanes / 2; width > 0; width /= 2)
-    for (int t = 0; t < width; ++t)
+  for (std::size_t width = dot_lanes / 2; width > 0; width /= 2)
+    for (std::size_t t = 0; t < width; ++t)
       for (std::size_t j = 0; j < n; ++j) lanes[t * n + j] += lanes[(t + width) * n + j];
   for (std::size_t j = 0; j < n; ++j) out[j] = lanes[j];
 }
