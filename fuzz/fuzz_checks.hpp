@@ -22,8 +22,10 @@
 namespace devpass::fuzz {
 
 [[noreturn]] inline void broken(std::string_view invariant, std::string_view detail = {}) {
+  // An empty view's data() may be null, which %.*s must not be given even for no characters.
   std::fprintf(stderr, "devpass fuzz: broken invariant: %.*s\n%.*s\n", static_cast<int>(invariant.size()),
-               invariant.data(), static_cast<int>(detail.size()), detail.data());
+               invariant.empty() ? "" : invariant.data(), static_cast<int>(detail.size()),
+               detail.empty() ? "" : detail.data());
   std::abort();
 }
 

@@ -157,7 +157,7 @@ struct and_guard : guard_base<and_guard<A, B>> {
   bool test(const Ctx& ctx, const Set& caps) const {
     return a.test(ctx, caps) && b.test(ctx, caps);
   }
-  std::string describe() const { return a.describe() + " && " + b.describe(); }
+  std::string describe() const { return devpass::concat({a.describe(), " && ", b.describe()}); }
   template <class Ctx, class Set>
   std::optional<std::string> explain(const Ctx& ctx, const Set& caps) const {
     if (auto why = explain_guard(a, ctx, caps)) return why;
@@ -173,14 +173,14 @@ struct or_guard : guard_base<or_guard<A, B>> {
   bool test(const Ctx& ctx, const Set& caps) const {
     return a.test(ctx, caps) || b.test(ctx, caps);
   }
-  std::string describe() const { return "(" + a.describe() + " || " + b.describe() + ")"; }
+  std::string describe() const { return devpass::concat({"(", a.describe(), " || ", b.describe(), ")"}); }
   template <class Ctx, class Set>
   std::optional<std::string> explain(const Ctx& ctx, const Set& caps) const {
     auto why_a = explain_guard(a, ctx, caps);
     if (!why_a) return std::nullopt;
     auto why_b = explain_guard(b, ctx, caps);
     if (!why_b) return std::nullopt;
-    return "neither " + *why_a + " nor " + *why_b;
+    return devpass::concat({"neither ", *why_a, " nor ", *why_b});
   }
 };
 template <guard A>
@@ -191,7 +191,7 @@ struct not_guard : guard_base<not_guard<A>> {
   bool test(const Ctx& ctx, const Set& caps) const {
     return !a.test(ctx, caps);
   }
-  std::string describe() const { return "!" + a.describe(); }
+  std::string describe() const { return devpass::concat({"!", a.describe()}); }
   template <class Ctx, class Set>
   std::optional<std::string> explain(const Ctx& ctx, const Set& caps) const {
     if (test(ctx, caps)) return std::nullopt;

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "devpass/graph/concat.hpp"
 #include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/graph.hpp"
 #include "devpass/rules.hpp"
@@ -73,7 +74,7 @@ inline std::optional<std::string> not_a_value(const graph& g, value_ref value) {
 
 template <class P>
 std::string pattern_text(const P& p) {
-  return "pattern `" + pattern::describe(p) + "`";
+  return devpass::concat({"pattern `", pattern::describe(p), "`"});
 }
 
 }  // namespace detail

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "devpass/graph/concat.hpp"
 #include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/graph.hpp"
 #include "devpass/planning/memory_plan.hpp"
@@ -102,7 +103,7 @@ inline std::string plural(std::size_t count, std::string_view one, std::string_v
 // unconnected slot reads "?".
 [[nodiscard]] inline std::string node_line(const graph& g, vertex v) {
   const node& n = g[v];
-  std::string text = "#" + std::to_string(v) + " " + detail::head_text(n);
+  std::string text = devpass::concat({"#", std::to_string(v), " ", detail::head_text(n)});
   if (n.arity != 0) {
     text += " (";
     for (std::uint32_t slot = 0; slot < n.arity; ++slot) {
