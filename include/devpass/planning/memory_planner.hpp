@@ -260,7 +260,9 @@ inline std::uint64_t place_items(std::vector<plan_item>& items, std::uint64_t lo
       placed[k] = std::move(trial);
     }
   }
-  for (const std::size_t k : {std::size_t{2}, std::size_t{3}, std::size_t{4}, std::size_t{0}, std::size_t{1}}) {
+  // The orders' indices in the repair's order: area, life, definition, size, size then life.
+  constexpr std::size_t repair_sequence[] = {2, 3, 4, 0, 1};
+  for (const std::size_t k : repair_sequence) {
     if (best_size <= lower_bound || repair_budget == 0) break;
     for (std::size_t pass = 0; pass < repair_passes_per_order && repair_budget > 0 && best_size > lower_bound; ++pass) {
       if (!promote_above(items, sequences[k], placed[k], lower_bound)) break;
