@@ -191,6 +191,21 @@ TEST_CASE("instrumentation: the propagation phases report copies inserted and el
   CHECK(stats.phases[2].result.counters.nodes_removed == 2);
 }
 
+// The devpass policy's sweep marks the values itself (fused_shared_copies.hpp): annotate-devices is
+// still reported, and every value is marked where it lives, as a literal run leaves it.
+TEST_CASE("instrumentation: the devpass policy reports annotate-devices after its sweep marked every value") {
+  graph g = chain_of_two_delegates(cuda_device(0));
+  pipeline::phase_statistics stats;
+  const propagate_stats done = propagate_device_with<propagate_policy>(g, {}, stats);
+  std::vector<std::string> names;
+  for (const auto& p : stats.phases) names.push_back(p.name);
+  CHECK(names == std::vector<std::string>{"insert-shared-copies", "annotate-devices"});
+  CHECK(done.after.h2d == 1);
+  CHECK(done.after.d2h == 1);
+  for (const vertex v : boost::make_iterator_range(boost::vertices(g)))
+    for (std::uint32_t k = 0; k < g[v].outputs.size(); ++k) CHECK(g[v].outputs[k].device == location_of(g, {v, k}));
+}
+
 TEST_CASE(
     "pipeline: a capability with given_by_input holds before the first phase; the pipeline names none of its own") {
   static_assert(pipeline::given_by_input<shapes_inferred> && pipeline::given_by_input<capabilities::devices_assigned>);

@@ -46,11 +46,13 @@ std::uint32_t shared_rules_at(const G& g, vertex v, bool skip_d2h_for_method_out
   return reads_operands_on_host(g, v, skip_d2h_for_method_outputs) ? 1 : 0;
 }
 
-// What the sweep did: the counters and copies of the whole phase, and the node where it handed
-// the graph to the driver (the number of vertices when it covered every node).
+// What the sweep did: the counters and copies of the whole phase, the node where it handed the
+// graph to the driver (the number of vertices when it covered every node), and whether it left
+// every value marked with where it lives (annotate-devices' work: asked for and every node covered).
 struct one_sweep_result {
-  phase_result result;
+  phase_result result{};
   vertex handed_over_at = 0;
+  bool values_marked = false;
 };
 
 // A reader's slots as the sweep reads them: the value and where it lives. On the stack for the
@@ -90,8 +92,13 @@ class slot_reads {
 };
 
 // The phase: the sweep, then the driver from the first node it does not cover.
+//
+// With mark_values, it also marks each node's values as it passes the node, and the copies it
+// made at its end: where a value lives does not change while copies are inserted (nor when round
+// trips are elided after), so this is annotate-devices' result without a sweep of its own
+// (docs/performance.md, "Annotating in the sweep").
 template <class G, class Options>
-one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o) {
+one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o, bool mark_values = false) {
   rules::rewrite_context<propagate_options, G, rules::tracing::off> ctx(g, o);
   rules::rewrite_counters& counted = ctx.counters;
   const std::size_t bound = 4 * (boost::num_vertices(g) + boost::num_edges(g)) + 64;  // the driver's, of the input
@@ -103,6 +110,7 @@ one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o) {
   vertex v = 0;
   for (; v < n; ++v) {
     if (is_erased(g, v)) break;
+    if (mark_values) mark_values_of(g, v);
     const std::uint32_t rules_here = shared_rules_at(g, v, skip_d2h);
     if (rules_here == 0) continue;  // no rule tries it, whatever its slots
     const std::uint32_t arity = arity_of(g, v);
@@ -156,25 +164,65 @@ one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o) {
   one_sweep_result done;
   done.result = table_result(counted, ctx);
   done.handed_over_at = v;
+  done.values_marked = mark_values && v == n;
+  if (done.values_marked)
+    for (vertex copy = n, end = boost::num_vertices(g); copy < end; ++copy) mark_values_of(g, copy);
   return done;
 }
 }  // namespace fused
 
-// insert-shared-copies in the stock pipeline: one sweep when the policy's fuse_shared_copies knob
-// is on and the run is not traced (a trace reports the rules tried); otherwise the rule table, as
-// in a pipeline that lists insert_shared_copies itself.
-struct shared_copies : declared_phase<"insert-shared-copies", type_list<capabilities::devices_assigned>,
-                                      type_list<capabilities::copies_explicit>, for_copy_policy<copy_policy::devpass>> {
+// The elision after the devpass policy's copies. Under the executorch policy executorch_copies
+// elides (fused, or running elide_round_trips itself).
+struct elide_shared_round_trips : elide_round_trips {
+  template <class Policy>
+  static constexpr bool compiled_in =
+      elide_round_trips::compiled_in<Policy>&& for_copy_policy<copy_policy::devpass>::compiled_in<Policy>;
+  bool active(const propagate_options& o) const {
+    return elide_round_trips::active(o) && o.policy == copy_policy::devpass;
+  }
+};
+
+// insert-shared-copies, elide-round-trips (when on) and annotate-devices: the devpass policy's
+// part of the stock pipeline, one phase reported to the instrumentation as those three.
+// insert-shared-copies is one sweep when the policy's fuse_shared_copies knob is on and the run
+// is not traced (a trace reports the rules tried), and that sweep also marks the values when the
+// instrumentation does not look at the graph between phases, so that annotate-devices has nothing
+// left to do when the sweep covered every node; otherwise each runs as in a pipeline that lists
+// the three itself.
+struct shared_copies : for_copy_policy<copy_policy::devpass> {
+  static constexpr std::string_view name = "devpass-copies";
+  using expects = type_list<capabilities::devices_assigned>;
+  using provides = type_list<capabilities::copies_explicit, capabilities::round_trips_elided>;
+
   template <class Policy, class G, class Options, class Instrumentation>
   phase_result run_reporting(G& g, const Options& o, Instrumentation& instrumentation) const {
-    instrumentation.before_phase(name, g);
-    phase_result result;
-    if constexpr (knobs_of<Policy>().fuse_shared_copies && !requires { o.trace; })
-      result = fused::insert_shared_copies_in_one_sweep(g, o).result;
-    else
-      result = insert_shared_copies{}.run(g, o);
-    instrumentation.after_phase(name, g, result);
-    return result;
+    phase_result total;
+    const auto literal = [&](const auto& phase) {
+      instrumentation.before_phase(phase.name, g);
+      const phase_result result = phase.run(g, o);
+      instrumentation.after_phase(phase.name, g, result);
+      total += result;
+    };
+    bool values_marked = false;
+    if constexpr (knobs_of<Policy>().fuse_shared_copies && !requires { o.trace; }) {
+      instrumentation.before_phase(insert_shared_copies::name, g);
+      const fused::one_sweep_result swept =
+          fused::insert_shared_copies_in_one_sweep(g, o, !pipeline::inspects_graph(instrumentation));
+      instrumentation.after_phase(insert_shared_copies::name, g, swept.result);
+      total += swept.result;
+      values_marked = swept.values_marked;
+    } else {
+      literal(insert_shared_copies{});
+    }
+    if constexpr (elide_shared_round_trips::compiled_in<Policy>)
+      if (elide_shared_round_trips{}.active(o)) literal(elide_round_trips{});
+    if (!values_marked) {
+      literal(annotate_devices{});
+    } else {  // reported all the same: the instrumentation sees the phases of a literal run
+      instrumentation.before_phase(annotate_devices::name, g);
+      instrumentation.after_phase(annotate_devices::name, g, phase_result{});
+    }
+    return total;
   }
 };
 

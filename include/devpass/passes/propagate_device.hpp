@@ -22,23 +22,19 @@ namespace devpass {
 
 namespace propagation {
 
-// The elision after the devpass policy's copies. Under the executorch policy executorch_copies
-// elides (fused, or running elide_round_trips itself).
-struct elide_shared_round_trips : elide_round_trips {
+// annotate-devices after the executorch policy's copies (shared_copies runs the devpass
+// policy's own).
+struct annotate_executorch_devices : annotate_devices {
   template <class Policy>
-  static constexpr bool compiled_in =
-      elide_round_trips::compiled_in<Policy>&& for_copy_policy<copy_policy::devpass>::compiled_in<Policy>;
-  bool active(const propagate_options& o) const {
-    return elide_round_trips::active(o) && o.policy == copy_policy::devpass;
-  }
+  static constexpr bool compiled_in = for_copy_policy<copy_policy::executorch>::compiled_in<Policy>;
+  bool active(const propagate_options& o) const { return for_copy_policy<copy_policy::executorch>{}.active(o); }
 };
 
 // The stock pipeline. Each run takes one copy policy's phases: executorch_copies (ExecuTorch's
-// insert-input-copies, insert-output-copies and elide-round-trips) or insert-shared-copies and
-// elide-round-trips.
-inline constexpr auto phases =
-    pipeline::make_pipeline(tag_delegate_devices{}, place_method_inputs{}, executorch_copies{}, shared_copies{},
-                            elide_shared_round_trips{}, annotate_devices{});
+// insert-input-copies, insert-output-copies and elide-round-trips) and annotate-devices, or
+// shared_copies (insert-shared-copies, elide-round-trips and annotate-devices).
+inline constexpr auto phases = pipeline::make_pipeline(
+    tag_delegate_devices{}, place_method_inputs{}, executorch_copies{}, annotate_executorch_devices{}, shared_copies{});
 
 }  // namespace propagation
 

@@ -305,12 +305,16 @@ struct when_copies {
 };
 
 // Writes the device every value lives on into its spec (the format's spec `device`).
+// Marks each value of node v with where it lives (one node of mark_every_value).
+template <class G>
+void mark_values_of(G& g, vertex v) {
+  for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k)
+    mark_device(g, {v, k}, location_of(g, {v, k}));
+}
 struct mark_every_value {
   template <class G>
   void operator()(G& g) const {
-    for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v)
-      for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k)
-        mark_device(g, {v, k}, location_of(g, {v, k}));
+    for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v) mark_values_of(g, v);
   }
 };
 
