@@ -2,8 +2,9 @@
 // and cheap, with ExecuTorch's PropagateDevicePass semantics under the `executorch` policy and
 // fewer copies under the default `devpass` policy (docs/device-propagation.md). The phases are
 // propagation_phases.hpp's; under the executorch policy the stock pipeline plans its three copy
-// phases as one (fused_executorch_copies.hpp). With enable_non_cpu_memory_planning off
-// (ExecuTorch's legacy mode) only tag_delegate_devices runs.
+// phases as one (fused_executorch_copies.hpp), under the devpass policy it inserts the copies in
+// one sweep that also annotates the values (fused_shared_copies.hpp). With
+// enable_non_cpu_memory_planning off (ExecuTorch's legacy mode) only tag_delegate_devices runs.
 #pragma once
 
 #include "devpass/graph/copy_census.hpp"

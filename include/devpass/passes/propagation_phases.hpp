@@ -304,13 +304,14 @@ struct when_copies {
   bool active(const propagate_options& o) const { return copies_enabled(o) == Enabled; }
 };
 
-// Writes the device every value lives on into its spec (the format's spec `device`).
-// Marks each value of node v with where it lives (one node of mark_every_value).
+// Marks each value of node v with where it lives (mark_every_value's work at one node; the
+// devpass policy's sweep does it as it passes each node).
 template <class G>
 void mark_values_of(G& g, vertex v) {
   for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k)
     mark_device(g, {v, k}, location_of(g, {v, k}));
 }
+// Writes the device every value lives on into its spec (the format's spec `device`).
 struct mark_every_value {
   template <class G>
   void operator()(G& g) const {
