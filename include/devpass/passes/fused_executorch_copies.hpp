@@ -260,35 +260,26 @@ struct executorch_copies : for_copy_policy<copy_policy::executorch> {
   phase_result run_reporting(G& g, const Options& o, Instrumentation& instrumentation) const {
     constexpr propagate_knobs knobs = knobs_of<Policy>();
     const bool elide = knobs.elide_round_trips && elide_round_trips{}.active(o);
-    phase_result total;
-    // Each constituent's result goes to the instrumentation under its own name, and into the total.
-    const auto report = [&](std::string_view phase_name, const phase_result& result) {
-      instrumentation.after_phase(phase_name, g, result);
-      total += result;
-    };
-    const auto literal = [&](const auto& phase) {
-      instrumentation.before_phase(phase.name, g);
-      report(phase.name, phase.run(g, o));
-    };
-    instrumentation.before_phase(insert_input_copies::name, g);
+    pipeline::constituent_reporter<phase_result, G, Instrumentation> reported{g, instrumentation};
+    reported.begin(insert_input_copies::name);
     std::optional<fused::plan> plan;
     if constexpr (knobs.fuse_executorch_copies && !requires { o.trace; })
       if (!pipeline::inspects_graph(instrumentation)) plan = plan_executorch_copies(g, o, elide);
     if (!plan) {
-      report(insert_input_copies::name, insert_input_copies{}.run(g, o));
-      literal(insert_output_copies{});
-      if (elide) literal(elide_round_trips{});
-      return total;
+      reported.end(insert_input_copies::name, insert_input_copies{}.run(g, o));
+      reported.run(insert_output_copies{}, o);
+      if (elide) reported.run(elide_round_trips{}, o);
+      return reported.total;
     }
-    report(insert_input_copies::name, plan->input);
-    instrumentation.before_phase(insert_output_copies::name, g);
-    if (!elide) total.copies_kept = materialise_executorch_copies(g, *plan);
-    report(insert_output_copies::name, plan->output);
-    if (!elide) return total;
-    instrumentation.before_phase(elide_round_trips::name, g);
-    total.copies_kept = materialise_executorch_copies(g, *plan);
-    report(elide_round_trips::name, plan->elision);
-    return total;
+    reported.end(insert_input_copies::name, plan->input);
+    reported.begin(insert_output_copies::name);
+    if (!elide) reported.total.copies_kept = materialise_executorch_copies(g, *plan);
+    reported.end(insert_output_copies::name, plan->output);
+    if (!elide) return reported.total;
+    reported.begin(elide_round_trips::name);
+    reported.total.copies_kept = materialise_executorch_copies(g, *plan);
+    reported.end(elide_round_trips::name, plan->elision);
+    return reported.total;
   }
 };
 

@@ -196,33 +196,26 @@ struct shared_copies : for_copy_policy<copy_policy::devpass> {
 
   template <class Policy, class G, class Options, class Instrumentation>
   phase_result run_reporting(G& g, const Options& o, Instrumentation& instrumentation) const {
-    phase_result total;
-    const auto literal = [&](const auto& phase) {
-      instrumentation.before_phase(phase.name, g);
-      const phase_result result = phase.run(g, o);
-      instrumentation.after_phase(phase.name, g, result);
-      total += result;
-    };
+    pipeline::constituent_reporter<phase_result, G, Instrumentation> reported{g, instrumentation};
     bool values_marked = false;
     if constexpr (knobs_of<Policy>().fuse_shared_copies && !requires { o.trace; }) {
-      instrumentation.before_phase(insert_shared_copies::name, g);
+      reported.begin(insert_shared_copies::name);
       const fused::one_sweep_result swept =
           fused::insert_shared_copies_in_one_sweep(g, o, !pipeline::inspects_graph(instrumentation));
-      instrumentation.after_phase(insert_shared_copies::name, g, swept.result);
-      total += swept.result;
+      reported.end(insert_shared_copies::name, swept.result);
       values_marked = swept.values_marked;
     } else {
-      literal(insert_shared_copies{});
+      reported.run(insert_shared_copies{}, o);
     }
     if constexpr (elide_shared_round_trips::compiled_in<Policy>)
-      if (elide_shared_round_trips{}.active(o)) literal(elide_round_trips{});
+      if (elide_shared_round_trips{}.active(o)) reported.run(elide_round_trips{}, o);
     if (!values_marked) {
-      literal(annotate_devices{});
+      reported.run(annotate_devices{}, o);
     } else {  // reported all the same: the instrumentation sees the phases of a literal run
-      instrumentation.before_phase(annotate_devices::name, g);
-      instrumentation.after_phase(annotate_devices::name, g, phase_result{});
+      reported.begin(annotate_devices::name);
+      reported.end(annotate_devices::name, phase_result{});
     }
-    return total;
+    return reported.total;
   }
 };
 

@@ -32,6 +32,28 @@ void add_result(Total& total, const Result& result) {
     total.counters += result.counters;
 }
 
+// How a composite phase's run_reporting reports its constituents: each to the instrumentation
+// under its own name (begin, then end with what it reported), and each result added into the
+// composite's total. `run` is a constituent run as itself (a composite's literal path).
+template <class Total, class G, class Instrumentation>
+struct constituent_reporter {
+  G& g;
+  Instrumentation& instrumentation;
+  Total total{};
+
+  void begin(std::string_view name) { instrumentation.before_phase(name, g); }
+  template <class Result>
+  void end(std::string_view name, const Result& result) {
+    instrumentation.after_phase(name, g, result);
+    add_result(total, result);
+  }
+  template <class Phase, class Options>
+  void run(const Phase& phase, const Options& o) {
+    begin(Phase::name);
+    end(Phase::name, phase.run(g, o));
+  }
+};
+
 struct no_instrumentation {
   static constexpr bool inspects_graph() { return false; }
   template <class G>
