@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "devpass/graph/id_allocator.hpp"
 
@@ -104,4 +105,74 @@ TEST_CASE("id_allocator: a candidate not of the derived shape is handled as by m
   CHECK(ids.make_derived(a, "b@x@y") == "b@x@y#2");
   CHECK(ids.make_derived(a, "a@x@y") == "a@x@y");
   CHECK(ids.make_derived(a, "a:@d2h") == "a:@d2h");
+}
+
+namespace {
+// The suffixes of every live node's id, as propagate_device's input check gathers them.
+id_suffixes seed_of(const graph& g) {
+  id_suffixes seen;
+  for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v)
+    if (!g[v].erased) seen.add(g, v);
+  return seen;
+}
+}  // namespace
+
+TEST_CASE("id_allocator: from a seed, the ids its own scan gives, nodes added after the seed included") {
+  graph g;
+  const vertex a = add(g, "a");
+  const vertex b = add(g, "b");
+  (void)add(g, "a@h2d[cuda:0]", op_kind::h2d_copy);  // an earlier pass's copies
+  (void)add(g, "b@d2h", op_kind::d2h_copy);
+  const id_suffixes seen = seed_of(g);
+  CHECK(seen.end() == 4);
+  CHECK(seen.found() == std::vector<std::string>{"@h2d[cuda:0]", "@d2h"});
+  // Added after the sweep: the allocator reads these itself.
+  (void)add(g, "b@h2d.0", op_kind::h2d_copy);
+  (void)add(g, "c");
+
+  id_allocator seeded(g, seen);
+  id_allocator scanning(g);
+  struct request {
+    vertex base;
+    std::string candidate, expected;
+  };
+  for (const request& r : std::vector<request>{{a, "a@h2d[cuda:0]", "a@h2d[cuda:0]#2"},
+                                               {b, "b@d2h", "b@d2h#2"},
+                                               {b, "b@h2d.0", "b@h2d.0#2"},
+                                               {a, "a@h2d[cuda:1]", "a@h2d[cuda:1]"}}) {
+    CAPTURE(r.candidate);
+    CHECK(seeded.make_derived(r.base, r.candidate) == r.expected);
+    CHECK(scanning.make_derived(r.base, r.candidate) == r.expected);
+  }
+}
+
+TEST_CASE("id_allocator: past 64 suffixes, whether the seed or the allocator finds the 65th") {
+  graph g;
+  for (int k = 0; k < 60; ++k) (void)add(g, "user@" + std::to_string(k) + "x");
+  const id_suffixes seen = seed_of(g);
+  CHECK_FALSE(seen.too_many());
+  for (int k = 60; k < 70; ++k) (void)add(g, "user@" + std::to_string(k) + "x");
+  id_allocator from_seed(g, seen);
+  CHECK(from_seed.make("user@69x") == "user@69x#2");
+  CHECK(from_seed.make("user@3x") == "user@3x#2");
+
+  const id_suffixes all = seed_of(g);
+  CHECK(all.too_many());
+  CHECK(all.found().size() == id_suffixes::max_suffixes);
+  id_allocator from_full_seed(g, all);
+  CHECK(from_full_seed.make("user@69x") == "user@69x#2");
+  CHECK(from_full_seed.make("user@70x") == "user@70x");
+}
+
+TEST_CASE("id_allocator: a seed that saw more vertices than the graph has (compacted since) is not used") {
+  graph g;
+  (void)add(g, "a");
+  (void)add(g, "b");
+  (void)add(g, "gone");
+  const id_suffixes seen = seed_of(g);  // saw 3 vertices, no '@' id among them
+  g.clear();
+  (void)add(g, "a");
+  (void)add(g, "a@d2h", op_kind::d2h_copy);
+  id_allocator ids(g, seen);
+  CHECK(ids.make_derived(0, "a@d2h") == "a@d2h#2");  // found by reading every node again
 }

@@ -531,3 +531,31 @@ TEST_CASE("propagate/preconditions: a produced value marked on another device is
     CHECK_THROWS_AS(propagate_device(g, {}), graph_error);
   }
 }
+
+TEST_CASE("propagate: a copy whose id a node already has is renumbered, both policies") {
+  // propagate_device's input check gathers the suffixes of the ids the graph holds for the id
+  // allocator (its seed), which then reads no node again: a node named like a copy is still found.
+  const auto build = [] {
+    return graph_builder{}
+        .input("x", {2, 2})
+        .call("d0@d2h", "relu", {"x"})
+        .call("d0@h2d.0", "relu", {"x"})
+        .delegate("d0", "cuda:0", "add", {"x", "d0@h2d.0"})
+        .call("c", "relu", {"d0"})
+        .output({"c", "d0@d2h"})
+        .build();
+  };
+  SUBCASE("devpass") {
+    graph g = build();
+    run(g, {});
+    CHECK(producer_of(g, "c", 0).id == "d0@d2h#2");
+    CHECK(producer_of(g, "d0", 0).id == "x@h2d[cuda:0]");
+  }
+  SUBCASE("executorch") {
+    graph g = build();
+    run(g, executorch());
+    CHECK(producer_of(g, "c", 0).id == "d0@d2h#2");
+    CHECK(producer_of(g, "d0", 0).id == "d0@h2d.0#2");
+    CHECK(producer_of(g, "d0", 1).id == "d0@h2d.1");
+  }
+}

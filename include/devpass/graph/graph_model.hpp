@@ -114,6 +114,34 @@ struct rewrite_state_of<G> {
 template <class G>
 using rewrite_state_t = typename detail::rewrite_state_of<G>::type;
 
+namespace detail {
+template <class G>
+struct no_rewrite_seed {
+  constexpr void add(const G&, vertex) const {}
+};
+template <class State, class G>
+consteval auto rewrite_seed_of() {
+  if constexpr (requires { typename State::seed; })
+    return std::type_identity<typename State::seed>{};
+  else
+    return std::type_identity<no_rewrite_seed<G>>{};
+}
+}  // namespace detail
+
+// What a sweep over every live node (`add(g, v)`, in vertex order) can gather for the rewrite
+// states made after it, so that they need not read every node again: rewrite_state::seed, where
+// the state is constructible from (G&, seed) (devpass::graph: its ids' suffixes); else nothing.
+template <class G>
+using rewrite_seed_t = typename decltype(detail::rewrite_seed_of<rewrite_state_t<G>, G>())::type;
+
+// A rewrite state, from the seed where there is one and the model takes it.
+template <class G>
+rewrite_state_t<G> make_rewrite_state(G& g, const rewrite_seed_t<G>* seed) {
+  if constexpr (std::is_constructible_v<rewrite_state_t<G>, G&, const rewrite_seed_t<G>&>)
+    if (seed) return rewrite_state_t<G>(g, *seed);
+  return rewrite_state_t<G>(g);
+}
+
 // The concept, one requirement per operation (named so that check_graph_model can say which
 // one a type misses). Boost.Graph's concept checks are the model: the concept is what a user
 // constrains their own templates with, the check is what devpass's entry points assert.

@@ -22,6 +22,11 @@
 // that candidates use are hashed, when first needed. A pass that makes d2h copies after a pass
 // that made a million h2d copies hashes none of those. Past 64 distinct suffixes every existing
 // '@' id is hashed at once.
+//
+// Finding the suffixes reads every node's id: at 1M nodes a tenth of the devpass policy's run,
+// all of it memory traffic. A sweep that reads every node anyway can find them instead
+// (id_suffixes, the allocator's rewrite-state seed: propagate_device's input check does) and hand
+// them to the allocators made after it, which then read only the nodes added since.
 #pragma once
 
 #include <algorithm>
@@ -29,6 +34,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "devpass/graph/concat.hpp"
@@ -36,10 +42,49 @@
 
 namespace devpass {
 
+// The suffixes (from the last '@') of a graph's live ids, as id_allocator groups them: at most
+// max_suffixes distinct ones, then only that there are more. Fed the live nodes in vertex order,
+// it covers the vertices before the last one it was given; an allocator made from it reads the
+// rest itself. It stays true while the nodes it saw keep their numbers and ids: nodes may be added
+// or erased after it, not renumbered (compacted) or renamed.
+class id_suffixes {
+ public:
+  static constexpr std::size_t max_suffixes = 64;
+
+  void add(const graph& g, vertex v) {
+    end_ = v + 1;
+    if (too_many_) return;
+    const std::string_view suffix = suffix_of(g[v].id);
+    if (suffix.empty() || std::find(found_.begin(), found_.end(), suffix) != found_.end()) return;
+    if (found_.size() == max_suffixes)
+      too_many_ = true;
+    else
+      found_.emplace_back(suffix);
+  }
+
+  [[nodiscard]] vertex end() const { return end_; }  // the vertices before it were seen
+  [[nodiscard]] const std::vector<std::string>& found() const { return found_; }
+  [[nodiscard]] bool too_many() const { return too_many_; }
+
+  static std::string_view suffix_of(std::string_view id) {
+    const auto at = id.rfind('@');
+    return at == std::string_view::npos ? std::string_view{} : id.substr(at);
+  }
+
+ private:
+  std::vector<std::string> found_;
+  bool too_many_ = false;
+  vertex end_ = 0;
+};
+
 class id_allocator {
  public:
+  using seed = id_suffixes;  // graph_model.hpp, rewrite_seed_t
+
   // The scan happens on the first request, so a pass that creates no node pays nothing.
   explicit id_allocator(const graph& g) : g_(&g) {}
+  // With the suffixes of the ids of the vertices before seen.end(), found by the caller's sweep.
+  id_allocator(const graph& g, id_suffixes seen) : g_(&g), suffixes_(std::move(seen)) {}
 
   // The caller adds the node before the next request: a later request is checked against it.
   [[nodiscard]] std::string make(std::string candidate) {
@@ -64,11 +109,6 @@ class id_allocator {
   }
 
  private:
-  static constexpr std::size_t max_suffixes = 64;
-  struct suffix_group {
-    std::string suffix;
-    bool hashed = false;
-  };
   struct derived_entry {
     std::uint64_t hash;
     std::uint32_t next;  // 1 + index of the base's previous entry; 0: none
@@ -93,10 +133,7 @@ class id_allocator {
   static std::string numbered(std::string_view base, std::size_t k) { return concat({base, "#", std::to_string(k)}); }
 
   static std::uint64_t hash_of(std::string_view id) { return std::hash<std::string_view>{}(id) | 1; }
-  static std::string_view suffix_of(std::string_view id) {
-    const auto at = id.rfind('@');
-    return at == std::string_view::npos ? std::string_view{} : id.substr(at);
-  }
+  static std::string_view suffix_of(std::string_view id) { return id_suffixes::suffix_of(id); }
   // The shape make_derived needs: base's id, then [":<digits>"] "@" tail, the tail without '@'.
   [[nodiscard]] bool usable(vertex base, std::string_view candidate) const {
     const std::string_view id = (*g_)[base].id;
@@ -116,10 +153,11 @@ class id_allocator {
     if (!scanned_) scan();
     if (all_hashed_) return true;
     const std::string_view suffix = suffix_of(candidate);
-    for (suffix_group& group : groups_)
-      if (group.suffix == suffix) {
-        if (!group.hashed) hash_existing(suffix);
-        group.hashed = true;
+    const std::vector<std::string>& found = suffixes_.found();
+    for (std::size_t i = 0; i < found.size(); ++i)
+      if (found[i] == suffix) {
+        if (!hashed_[i]) hash_existing(suffix);
+        hashed_[i] = true;
         return true;
       }
     return mixed_;  // ids issued by make() are in the table too
@@ -148,22 +186,18 @@ class id_allocator {
     for (const derived_entry& e : derived_) (void)remember(e.hash);
   }
 
+  // Groups the suffixes of the ids the seed did not see (every id, without one).
   void scan() {
     scanned_ = true;
     table_.assign(1024, 0);
-    for (const auto v : boost::make_iterator_range(boost::vertices(*g_))) {
-      const node& n = (*g_)[v];
-      if (n.erased) continue;
-      const std::string_view suffix = suffix_of(n.id);
-      if (suffix.empty()) continue;
-      if (std::none_of(groups_.begin(), groups_.end(), [&](const suffix_group& g) { return g.suffix == suffix; })) {
-        if (groups_.size() == max_suffixes) {
-          all_hashed_ = true;
-          hash_existing({});
-          return;
-        }
-        groups_.push_back({std::string(suffix)});
-      }
+    const vertex n = boost::num_vertices(*g_);
+    if (suffixes_.end() > n) suffixes_ = {};  // compacted since the seed's sweep: read every node
+    for (vertex v = suffixes_.end(); v < n && !suffixes_.too_many(); ++v)
+      if (!(*g_)[v].erased) suffixes_.add(*g_, v);
+    hashed_.assign(suffixes_.found().size(), false);
+    if (suffixes_.too_many()) {
+      all_hashed_ = true;
+      hash_existing({});
     }
   }
   // Hashes every live '@' id with this suffix (every '@' id when it is empty).
@@ -218,11 +252,15 @@ class id_allocator {
   bool scanned_ = false;
   bool all_hashed_ = false;           // more than max_suffixes suffixes: every '@' id is hashed
   bool mixed_ = false;                // make() was called: the table holds every issued id
-  std::vector<suffix_group> groups_;  // the suffixes of the '@' ids found by the scan
+  id_suffixes suffixes_;              // the suffixes of the '@' ids, found by the scan (or the seed)
+  std::vector<bool> hashed_;          // per suffix found: its existing ids are in the table
   std::vector<std::uint64_t> table_;  // hashes of ids from the graph and from make(); 0 = empty
   std::size_t count_ = 0;
   std::vector<std::uint32_t> derived_head_;  // per base vertex: 1 + index of its newest entry
   std::vector<derived_entry> derived_;
 };
+// The seed propagate_device gathers for devpass::graph (a TU that asked for rewrite_seed_t<graph>
+// before this header was included would have got none, and fails here).
+static_assert(std::is_same_v<rewrite_seed_t<graph>, id_suffixes>);
 
 }  // namespace devpass

@@ -201,12 +201,11 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
 // compaction keeps): h2d copies by delegate and slot, then d2h copies by value. Returns them
 // counted (the census after the pass is the one before plus these: nothing is removed).
 template <class G>
-copy_census materialise_executorch_copies(G& g, const fused::plan& p) {
+copy_census materialise_executorch_copies(G& g, const fused::plan& p, rewrite_state_t<G> ids) {
   using namespace fused;
   const std::size_t n = p.first_value.size() - 1;
   g.m_vertices.reserve(n + p.h2d_kept + p.d2h_kept);
   g.m_edges.reserve(g.m_edges.size() + p.h2d_kept + p.d2h_kept);
-  rewrite_state_t<G> ids(g);
   copy_census made;
   // A copy of r.source, connected to it and counted.
   const auto make_copy = [&](const copy_request& r) {
@@ -273,11 +272,11 @@ struct executorch_copies : for_copy_policy<copy_policy::executorch> {
     }
     reported.end(insert_input_copies::name, plan->input);
     reported.begin(insert_output_copies::name);
-    if (!elide) reported.total.copies_kept = materialise_executorch_copies(g, *plan);
+    if (!elide) reported.total.copies_kept = materialise_executorch_copies(g, *plan, rewrite_state_for(g, o));
     reported.end(insert_output_copies::name, plan->output);
     if (!elide) return reported.total;
     reported.begin(elide_round_trips::name);
-    reported.total.copies_kept = materialise_executorch_copies(g, *plan);
+    reported.total.copies_kept = materialise_executorch_copies(g, *plan, rewrite_state_for(g, o));
     reported.end(elide_round_trips::name, plan->elision);
     return reported.total;
   }

@@ -99,7 +99,7 @@ class slot_reads {
 // (docs/performance.md, "Annotating in the sweep").
 template <class G, class Options>
 one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o, bool mark_values = false) {
-  rules::rewrite_context<propagate_options, G, rules::tracing::off> ctx(g, o);
+  rules::rewrite_context<propagate_options, G, rules::tracing::off> ctx(g, o, rewrite_state_for(g, o));
   rules::rewrite_counters& counted = ctx.counters;
   const std::size_t bound = 4 * (boost::num_vertices(g) + boost::num_edges(g)) + 64;  // the driver's, of the input
   const bool skip_d2h = o.skip_d2h_for_method_outputs;

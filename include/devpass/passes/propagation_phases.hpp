@@ -213,11 +213,30 @@ struct traced_options : propagate_options {
   const rules::rule_trace* trace = nullptr;
 };
 
+// The options the stock pipeline's phases see in propagate_device's run: the caller's, and the
+// seed its input check's sweep gathered for the model's rewrite states (rewrite_seed_t: for
+// devpass::graph, its ids' suffixes), so that the phases that make nodes do not read every node
+// again. Only that run makes them: between its sweep and its phases no node is renumbered.
+template <class Options, class G>
+struct seeded_options : Options {
+  const rewrite_seed_t<G>* seed = nullptr;
+};
+
+// The rewrite state a phase makes nodes with: from the run's seed where its options carry one.
+template <class G, class Options>
+rewrite_state_t<G> rewrite_state_for(G& g, const Options& options) {
+  if constexpr (requires { options.seed; })
+    return make_rewrite_state(g, options.seed);
+  else
+    return make_rewrite_state<G>(g, nullptr);
+}
+
 // Runs one rule table as a phase and reports its counters and the copies it made.
 template <class Table, class G, class Options>
 phase_result run_table(const Table& table, G& g, const Options& options) {
   constexpr bool traced = requires { options.trace; };
-  rules::rewrite_context<propagate_options, G, traced ? rules::tracing::on : rules::tracing::off> ctx(g, options);
+  rules::rewrite_context<propagate_options, G, traced ? rules::tracing::on : rules::tracing::off> ctx(
+      g, options, rewrite_state_for(g, options));
   if constexpr (traced) ctx.trace = options.trace;
   const rules::rewrite_counters counters = rules::apply_rules(table, ctx);
   return table_result(counters, ctx);

@@ -78,6 +78,9 @@ struct rewrite_context : detail::trace_member<Tracing> {
   static_assert(check_graph_model<Graph>());
   using graph_type = Graph;
   rewrite_context(Graph& graph_, const Options& options_) : g(graph_), options(options_), ids(graph_) {}
+  // With a rewrite state made by the caller (make_rewrite_state: from a seed).
+  rewrite_context(Graph& graph_, const Options& options_, rewrite_state_t<Graph> ids_)
+      : g(graph_), options(options_), ids(std::move(ids_)) {}
 
   Graph& g;
   const Options& options;
