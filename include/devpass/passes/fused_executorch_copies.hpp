@@ -4,6 +4,8 @@
 // "The fused executorch path"). The graph it leaves is the one the three rule tables leave, node
 // for node in the same order, and it reports each phase's counters as the literal run would
 // count them (logical counts: the copies it never made are counted as inserted and elided).
+// Making the copies also marks every value where it lives, so that annotate-devices, the last
+// phase of the composite, has nothing left.
 //
 // The plan covers the graphs ExecuTorch hands the pass: no copy and no erased node yet, every
 // input slot connected once, every edge naming an existing output, no self-loop. On any other
@@ -200,6 +202,9 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
 // Makes the copies the plan keeps, in the order the literal phases make them (and elision's
 // compaction keeps): h2d copies by delegate and slot, then d2h copies by value. Returns them
 // counted (the census after the pass is the one before plus these: nothing is removed).
+// It also marks every value where it lives, annotate-devices' work, as its sweep over the values
+// passes each node and, at its end, the copies it made (making copies moves no value: each lives
+// where it lived before).
 template <class G>
 copy_census materialise_executorch_copies(G& g, const fused::plan& p, rewrite_state_t<G> ids) {
   using namespace fused;
@@ -229,6 +234,7 @@ copy_census materialise_executorch_copies(G& g, const fused::plan& p, rewrite_st
   }
   std::vector<use> moved;
   for (vertex v = 0; v < n; ++v) {
+    mark_values_of(g, v);
     for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) {
       const std::uint8_t f = p.flags[p.first_value[v] + k];
       if (!(f & gets_d2h) || (f & d2h_dead)) continue;
@@ -241,15 +247,18 @@ copy_census materialise_executorch_copies(G& g, const fused::plan& p, rewrite_st
       for (const use u : moved) set_operand(g, u.consumer, u.slot, value_ref{copy, 0});
     }
   }
+  for (vertex copy = n, end = boost::num_vertices(g); copy < end; ++copy) mark_values_of(g, copy);
   return made;
 }
 
-// insert-input-copies, insert-output-copies and (when elision is on) elide-round-trips as one
-// phase of the stock pipeline, reported to the instrumentation as those three. Fused when the
-// policy's fuse_executorch_copies knob is on, the run is not traced (a trace reports the rules
-// tried), the instrumentation does not inspect the graph between phases, and the graph is one
-// the plan covers; otherwise the three rule tables run, as in a pipeline that lists them itself.
-// Fused, insert-input-copies' time is the planning, the last phase's the making.
+// insert-input-copies, insert-output-copies, (when elision is on) elide-round-trips and
+// annotate-devices: the executorch policy's part of the stock pipeline, one phase reported to the
+// instrumentation as those four. Fused when the policy's fuse_executorch_copies knob is on, the
+// run is not traced (a trace reports the rules tried), the instrumentation does not inspect the
+// graph between phases, and the graph is one the plan covers: the copies are planned, then made,
+// and the making marks every value, so that annotate-devices has nothing left. Otherwise the
+// three rule tables and annotate-devices run, as in a pipeline that lists them itself. Fused,
+// insert-input-copies' time is the planning, the last copy phase's the making.
 struct executorch_copies : for_copy_policy<copy_policy::executorch> {
   static constexpr std::string_view name = "executorch-copies";
   using expects = type_list<capabilities::devices_assigned>;
@@ -268,16 +277,21 @@ struct executorch_copies : for_copy_policy<copy_policy::executorch> {
       reported.end(insert_input_copies::name, insert_input_copies{}.run(g, o));
       reported.run(insert_output_copies{}, o);
       if (elide) reported.run(elide_round_trips{}, o);
+      reported.run(annotate_devices{}, o);
       return reported.total;
     }
     reported.end(insert_input_copies::name, plan->input);
     reported.begin(insert_output_copies::name);
     if (!elide) reported.total.copies_kept = materialise_executorch_copies(g, *plan, rewrite_state_for(g, o));
     reported.end(insert_output_copies::name, plan->output);
-    if (!elide) return reported.total;
-    reported.begin(elide_round_trips::name);
-    reported.total.copies_kept = materialise_executorch_copies(g, *plan, rewrite_state_for(g, o));
-    reported.end(elide_round_trips::name, plan->elision);
+    if (elide) {
+      reported.begin(elide_round_trips::name);
+      reported.total.copies_kept = materialise_executorch_copies(g, *plan, rewrite_state_for(g, o));
+      reported.end(elide_round_trips::name, plan->elision);
+    }
+    // Reported all the same: the instrumentation sees the phases of a literal run.
+    reported.begin(annotate_devices::name);
+    reported.end(annotate_devices::name, phase_result{});
     return reported.total;
   }
 };

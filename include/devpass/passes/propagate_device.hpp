@@ -23,19 +23,11 @@ namespace devpass {
 
 namespace propagation {
 
-// annotate-devices after the executorch policy's copies (shared_copies runs the devpass
-// policy's own).
-struct annotate_executorch_devices : annotate_devices {
-  template <class Policy>
-  static constexpr bool compiled_in = for_copy_policy<copy_policy::executorch>::compiled_in<Policy>;
-  bool active(const propagate_options& o) const { return for_copy_policy<copy_policy::executorch>{}.active(o); }
-};
-
 // The stock pipeline. Each run takes one copy policy's phases: executorch_copies (ExecuTorch's
-// insert-input-copies, insert-output-copies and elide-round-trips) and annotate-devices, or
+// insert-input-copies, insert-output-copies and elide-round-trips, then annotate-devices) or
 // shared_copies (insert-shared-copies, elide-round-trips and annotate-devices).
-inline constexpr auto phases = pipeline::make_pipeline(
-    tag_delegate_devices{}, place_method_inputs{}, executorch_copies{}, annotate_executorch_devices{}, shared_copies{});
+inline constexpr auto phases =
+    pipeline::make_pipeline(tag_delegate_devices{}, place_method_inputs{}, executorch_copies{}, shared_copies{});
 
 }  // namespace propagation
 
