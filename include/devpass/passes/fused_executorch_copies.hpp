@@ -35,11 +35,18 @@ enum value_flag : std::uint8_t {
   d2h_dead = 128,      // ... and elision erases it again
 };
 
+// An h2d copy the plan keeps: into slot `slot` of device delegate `delegate`, of value
+// (producer, output). In the order insert-input-copies makes them: by delegate, then slot.
+struct h2d_site {
+  std::uint32_t delegate, slot, producer, output;
+};
+
 // The plan: per-value flags and locations, and what the literal phases would have reported.
 struct plan {
   std::vector<std::uint32_t> first_value;  // per vertex, the index of its output 0 among all values
   std::vector<device> location;            // per value: location_of before the pass
   std::vector<std::uint8_t> flags;         // per value: value_flag
+  std::vector<h2d_site> h2d_sites;         // the h2d copies to make (making them reads no slot again)
   std::size_t h2d_kept = 0, d2h_kept = 0;  // the copies to make
   bool elide = false;
   phase_result input, output, elision;  // insert-input-copies, insert-output-copies, elide-round-trips
@@ -133,10 +140,13 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
       ++in.nodes_added;
       in.matches_tried += s + 1;
       p.input.copies_made.add(op_kind::h2d_copy, value_bytes(g, value));
-      if (elided(elide, p.location[xi], at))
+      if (elided(elide, p.location[xi], at)) {
         ++h2d_elided;
-      else
+      } else {
         f |= keeps_h2d, ++p.h2d_kept;
+        p.h2d_sites.push_back(
+            {static_cast<std::uint32_t>(k), s, static_cast<std::uint32_t>(value.producer), value.output});
+      }
       // The rewrite touched the producer: visited again once if the sweep had passed it (a
       // device delegate tries each of its slots; no other node matches the table's pattern).
       const vertex producer = value.producer;
@@ -219,18 +229,12 @@ copy_census materialise_executorch_copies(G& g, const fused::plan& p, rewrite_st
     connect(g, r.source, copy, 0);
     return copy;
   };
-  std::vector<value_ref> slots;
-  for (vertex k = 0; k < n; ++k) {
-    const device at = node_device(g, k);
-    if (role_of(g, k) != op_kind::delegate || at.is_host()) continue;
-    (void)fused::read_slots(g, k, slots);  // checked by the plan
-    for (std::uint32_t s = 0; s < slots.size(); ++s) {
-      const value_ref value = slots[s];
-      const std::uint32_t xi = p.first_value[value.producer] + value.output;
-      if (!copies_in(p.flags[xi], p.location[xi], at) || elided(p.elide, p.location[xi], at)) continue;
-      const vertex copy = make_copy({op_kind::h2d_copy, at, value, copy_naming::after_use, {k, s}});
-      set_operand(g, k, s, value_ref{copy, 0});
-    }
+  for (const h2d_site& site : p.h2d_sites) {
+    const vertex k = site.delegate;
+    const value_ref value{site.producer, site.output};
+    const vertex copy =
+        make_copy({op_kind::h2d_copy, node_device(g, k), value, copy_naming::after_use, {k, site.slot}});
+    set_operand(g, k, site.slot, value_ref{copy, 0});
   }
   std::vector<use> moved;
   for (vertex v = 0; v < n; ++v) {
