@@ -23,10 +23,11 @@
 // that made a million h2d copies hashes none of those. Past 64 distinct suffixes every existing
 // '@' id is hashed at once.
 //
-// Finding the suffixes reads every node's id: at 1M nodes a tenth of the devpass policy's run,
-// all of it memory traffic. A sweep that reads every node anyway can find them instead
-// (id_suffixes, the allocator's rewrite-state seed: propagate_device's input check does) and hand
-// them to the allocators made after it, which then read only the nodes added since.
+// Finding the suffixes reads every node's id, a sweep over the graph's memory of its own. A sweep
+// that reads every node anyway can find them instead (id_suffixes, the allocator's rewrite-state
+// seed: propagate_device's input check does) and hand them to the allocators made after it,
+// which then read only the nodes added since (docs/performance.md, "The id allocator's scan, in
+// the input check's sweep").
 #pragma once
 
 #include <algorithm>

@@ -45,8 +45,8 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   // before the pass (a second sweep read every vertex again: a few percent of the devpass
   // policy's run on a lean IR of 1M nodes).
   // It also gathers the seed of the rewrite states the phases make nodes with (devpass::graph:
-  // its ids' suffixes, which its id allocator would otherwise read every node again for: a tenth
-  // of the devpass policy's run at 1M nodes).
+  // its ids' suffixes, which its id allocator would otherwise read every node again for;
+  // docs/performance.md, "The id allocator's scan, in the input check's sweep").
   propagate_stats stats;
   verify_report input;
   std::vector<std::pair<std::uint32_t, std::string>> bad_reads;
