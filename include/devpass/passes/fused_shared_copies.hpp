@@ -165,8 +165,7 @@ one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o, bool 
   done.result = table_result(counted, ctx);
   done.handed_over_at = v;
   done.values_marked = mark_values && v == n;
-  if (done.values_marked)
-    for (vertex copy = n, end = boost::num_vertices(g); copy < end; ++copy) mark_values_of(g, copy);
+  if (done.values_marked) mark_values_from(g, n);
   return done;
 }
 }  // namespace fused
@@ -209,12 +208,10 @@ struct shared_copies : for_copy_policy<copy_policy::devpass> {
     }
     if constexpr (elide_shared_round_trips::compiled_in<Policy>)
       if (elide_shared_round_trips{}.active(o)) reported.run(elide_round_trips{}, o);
-    if (!values_marked) {
+    if (values_marked)
+      reported.done_by_another(annotate_devices::name);
+    else
       reported.run(annotate_devices{}, o);
-    } else {  // reported all the same: the instrumentation sees the phases of a literal run
-      reported.begin(annotate_devices::name);
-      reported.end(annotate_devices::name, phase_result{});
-    }
     return reported.total;
   }
 };
