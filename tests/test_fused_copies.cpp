@@ -172,6 +172,50 @@ TEST_CASE("fused paths: random graphs, every flag set, as the rule tables") {
   CHECK(swept >= 120 * 4);
 }
 
+// Files may name an operand before the node that makes it, and the reader keeps the file's order:
+// readers then come before their producers in vertex order, where the rewrite driver's sweep
+// has passed them when a copy takes them over and visits them again (counted in matches tried).
+TEST_CASE("fused paths: readers before their producers in vertex order, every flag set, as the rule tables") {
+  const char* const files[] = {
+      // a host call before the device delegate it reads
+      R"({"format": "devpass.graph/1", "name": "m", "nodes": [
+        {"id": "x", "op": "input", "outputs": [{"dtype": "float32", "shape": [4]}]},
+        {"id": "c", "op": "call", "kernel": "relu", "inputs": ["a"], "outputs": [{"dtype": "float32", "shape": [4]}]},
+        {"id": "a", "op": "delegate", "device": "cuda:0", "kernel": "relu", "inputs": ["x"], "outputs": [{"dtype": "float32", "shape": [4]}]},
+        {"id": "out", "op": "output", "inputs": ["c"]}]})",
+      // a host call and a host delegate reading both outputs of a later device delegate (each
+      // visited again once for that producer), and the output node reading one of them too
+      R"({"format": "devpass.graph/1", "name": "m", "nodes": [
+        {"id": "x", "op": "input", "outputs": [{"dtype": "float32", "shape": [4]}]},
+        {"id": "c", "op": "call", "kernel": "add", "inputs": ["a", "a:1"], "outputs": [{"dtype": "float32", "shape": [4]}, {"dtype": "float32", "shape": [2]}]},
+        {"id": "h", "op": "delegate", "device": "cpu", "kernel": "add", "inputs": ["a:1", "a"], "outputs": [{"dtype": "float32", "shape": [4]}]},
+        {"id": "a", "op": "delegate", "device": "cuda:0", "kernel": "split", "inputs": ["x"], "outputs": [{"dtype": "float32", "shape": [4]}, {"dtype": "float32", "shape": [4]}]},
+        {"id": "b", "op": "delegate", "device": "cuda:1", "kernel": "relu", "inputs": ["a"], "outputs": [{"dtype": "float32", "shape": [4]}]},
+        {"id": "out", "op": "output", "inputs": ["c", "h", "b", "a:1", "c:1"]}]})",
+      // the output node first, reading device values made after it
+      R"({"format": "devpass.graph/1", "name": "m", "nodes": [
+        {"id": "out", "op": "output", "inputs": ["b", "a"]},
+        {"id": "x", "op": "input", "outputs": [{"dtype": "float32", "shape": [4]}]},
+        {"id": "a", "op": "delegate", "device": "cuda:0", "kernel": "relu", "inputs": ["x"], "outputs": [{"dtype": "float32", "shape": [4]}]},
+        {"id": "b", "op": "delegate", "device": "cuda:0", "kernel": "relu", "inputs": ["a"], "outputs": [{"dtype": "float32", "shape": [4]}]}]})",
+  };
+  planned = swept = 0;
+  for (const char* file : files) {
+    const graph source = read_graph_string(file);
+    for (const propagate_options& options : every_flag_set()) {
+      CAPTURE(file);
+      CAPTURE(static_cast<int>(options.policy));
+      CAPTURE(options.skip_h2d_for_method_inputs);
+      CAPTURE(options.skip_d2h_for_method_outputs);
+      CAPTURE(options.elide);
+      count_planned(source, options);
+      CHECK(same_both_ways(source, options));
+    }
+  }
+  CHECK(planned >= 3 * 4);
+  CHECK(swept >= 3 * 4);
+}
+
 TEST_CASE("fused paths: the fuzz corpora and regressions, every flag set, as the rule tables") {
   planned = swept = 0;
   std::size_t files = 0;
@@ -236,8 +280,9 @@ TEST_CASE("fused executorch path: an instrumentation that inspects the graph see
   graph fused = two_delegates();
   copy_watch<false> counting;
   propagate_device_with(fused, options, counting);
-  // Fused, the copies are made in the last phase only.
-  CHECK(counting.copies == std::vector<std::size_t>{0, 0, 2, 2});
+  // Fused, the copies are made in insert-output-copies (its counters are complete once they are),
+  // and only those elision keeps.
+  CHECK(counting.copies == std::vector<std::size_t>{0, 2, 2, 2});
   CHECK(to_json(fused) == to_json(looked_at));
 }
 

@@ -41,15 +41,21 @@ struct h2d_site {
   std::uint32_t delegate, slot, producer, output;
 };
 
-// The plan: per-value flags and locations, and what the literal phases would have reported.
+// The plan: per-value flags, locations and sizes, and what the literal phases would have
+// reported. Its later sweeps read these side tables, not the vertices: a value's producer is
+// anywhere in the vertex array, and one read of it costs a cache miss on a large graph.
 struct plan {
   std::vector<std::uint32_t> first_value;  // per vertex, the index of its output 0 among all values
   std::vector<device> location;            // per value: location_of before the pass
+  std::vector<std::uint64_t> bytes;        // per value: value_bytes, what each copy of it moves
   std::vector<std::uint8_t> flags;         // per value: value_flag
   std::vector<h2d_site> h2d_sites;         // the h2d copies to make (making them reads no slot again)
   std::size_t d2h_kept = 0;                // the d2h copies to make
   bool elide = false;
-  phase_result input, output, elision;  // insert-input-copies, insert-output-copies, elide-round-trips
+  // insert-input-copies, insert-output-copies, elide-round-trips. output's matches_tried lacks
+  // the driver's second visits to the readers each kept d2h copy takes over: making the copies
+  // walks those readers anyway, and counts them (made_copies::reader_revisit_tries).
+  phase_result input, output, elision;
 };
 
 // Does insert-input-copies copy value x (location `at`, flags `f`) into a slot of a delegate on
@@ -97,6 +103,7 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
   p.elide = elide;
   p.first_value.resize(n + 1);
   p.location.reserve(n);
+  p.bytes.reserve(n);
   p.flags.reserve(n);
   for (vertex v = 0; v < n; ++v) {
     const op_kind op = role_of(g, v);
@@ -105,6 +112,7 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
     const std::uint8_t placement = placed_by_file(op) ? placed : 0;
     for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) {
       p.location.push_back(location_of(g, value_ref{v, k}));
+      p.bytes.push_back(value_bytes(g, value_ref{v, k}));
       p.flags.push_back(placement);
     }
     if (p.location.size() >= std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
@@ -139,7 +147,7 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
       f |= has_h2d;
       ++in.nodes_added;
       in.matches_tried += s + 1;
-      p.input.copies_made.add(op_kind::h2d_copy, value_bytes(g, value));
+      p.input.copies_made.add(op_kind::h2d_copy, p.bytes[xi]);
       if (elided(elide, p.location[xi], at)) {
         ++h2d_elided;
       } else {
@@ -161,12 +169,11 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
   in.rewrites = in.nodes_added;
 
   // insert-output-copies: the device values with host readers (needs_host_copy_executorch, on
-  // the graph insert-input-copies left: its copies read on the host).
-  std::fill(seen.begin(), seen.end(), std::numeric_limits<std::uint32_t>::max());
+  // the graph insert-input-copies left: its copies read on the host). From the side tables alone.
   rules::rewrite_counters& out = p.output.counters;
   std::size_t d2h_erased = 0;
   for (vertex v = 0; v < n; ++v) {
-    const std::uint32_t outputs = output_count(g, v);
+    const std::uint32_t outputs = p.first_value[v + 1] - p.first_value[v];
     out.matches_tried += outputs;  // the visit that finds nothing more
     for (std::uint32_t k = 0; k < outputs; ++k) {
       const std::uint32_t xi = p.first_value[v] + k;
@@ -177,19 +184,12 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
       f |= gets_d2h;
       ++out.nodes_added;
       out.matches_tried += k + 1;
-      p.output.copies_made.add(op_kind::d2h_copy, value_bytes(g, value_ref{v, k}));
+      p.output.copies_made.add(op_kind::d2h_copy, p.bytes[xi]);
       if (elide && !(f & (host_reader | output_reader | keeps_h2d))) {
         f |= d2h_dead, ++d2h_erased;
         continue;  // read by copies only, all of them h2d copies made after every node: none visited again
       }
-      ++p.d2h_kept;
-      // The readers it moved that the sweep had passed are visited again, each of their outputs tried.
-      for_each_use(g, value_ref{v, k}, [&](use u) {
-        if (u.consumer < v && seen[u.consumer] != v && fused::moves_to_d2h(g, u.consumer)) {
-          seen[u.consumer] = static_cast<std::uint32_t>(v);
-          out.matches_tried += output_count(g, u.consumer);
-        }
-      });
+      ++p.d2h_kept;  // the readers it takes over are counted as it is made
     }
   }
   out.rewrites = out.nodes_added;
@@ -209,47 +209,74 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
   return p;
 }
 
+// What materialise_executorch_copies did: the copies it made (the census after the pass is the
+// one before plus these: nothing is removed), and the tries the literal insert-output-copies
+// makes when it visits again the readers a d2h copy took over that its sweep had passed (each
+// reader once per producer, each of its outputs tried), which the plan leaves to be counted here.
+struct made_copies {
+  copy_census copies;
+  std::size_t reader_revisit_tries = 0;
+};
+
 // Makes the copies the plan keeps, in the order the literal phases make them (and elision's
-// compaction keeps): h2d copies by delegate and slot, then d2h copies by value. Returns them
-// counted (the census after the pass is the one before plus these: nothing is removed).
+// compaction keeps): h2d copies by delegate and slot, then d2h copies by value.
 // It also marks every value where it lives, annotate-devices' work, as its sweep over the values
 // passes each node and, at its end, the copies it made (making copies moves no value: each lives
 // where it lived before).
 template <class G>
-copy_census materialise_executorch_copies(G& g, const fused::plan& p, rewrite_state_t<G> ids) {
+made_copies materialise_executorch_copies(G& g, const fused::plan& p, rewrite_state_t<G> ids) {
   using namespace fused;
   const std::size_t n = p.first_value.size() - 1;
   const std::size_t kept = p.h2d_sites.size() + p.d2h_kept;
   g.m_vertices.reserve(n + kept);
   g.m_edges.reserve(g.m_edges.size() + kept);
-  copy_census made;
+  made_copies made;
   // A copy of r.source, connected to it and counted.
-  const auto make_copy = [&](const copy_request& r) {
+  const auto make_copy = [&](const copy_request& r, std::uint64_t bytes) {
     const vertex copy = add_copy_vertex(g, ids, r);
-    made.add(r.kind, value_bytes(g, value_ref{copy, 0}));
+    made.copies.add(r.kind, bytes);
     connect(g, r.source, copy, 0);
     return copy;
   };
-  for (const h2d_site& site : p.h2d_sites) {
+  const auto bytes_of = [&](value_ref value) { return p.bytes[p.first_value[value.producer] + value.output]; };
+  // The sites name vertices all over the graph: each one's delegate and producer are fetched a
+  // few sites ahead, so that their cache misses overlap (docs/performance.md, "Making the
+  // executorch copies").
+  constexpr std::size_t ahead = 16;
+  for (std::size_t i = 0; i < p.h2d_sites.size(); ++i) {
+    if (i + ahead < p.h2d_sites.size()) {
+      prefetch_vertex(g, p.h2d_sites[i + ahead].delegate);
+      prefetch_vertex(g, p.h2d_sites[i + ahead].producer);
+    }
+    const h2d_site& site = p.h2d_sites[i];
     const vertex k = site.delegate;
     const value_ref value{site.producer, site.output};
-    const vertex copy =
-        make_copy({op_kind::h2d_copy, node_device(g, k), value, copy_naming::after_use, {k, site.slot}});
+    const vertex copy = make_copy({op_kind::h2d_copy, node_device(g, k), value, copy_naming::after_use, {k, site.slot}},
+                                  bytes_of(value));
     set_operand(g, k, site.slot, value_ref{copy, 0});
   }
   std::vector<use> moved;
+  std::vector<std::uint32_t> revisited;  // per vertex, the last producer whose d2h revisited it
   for (vertex v = 0; v < n; ++v) {
     mark_values_of(g, v);
     for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) {
       const std::uint8_t f = p.flags[p.first_value[v] + k];
       if (!(f & gets_d2h) || (f & d2h_dead)) continue;
       const value_ref value{v, k};
-      const vertex copy = make_copy({op_kind::d2h_copy, device_of(g, value), value, copy_naming::after_value, {}});
+      const vertex copy =
+          make_copy({op_kind::d2h_copy, device_of(g, value), value, copy_naming::after_value, {}}, bytes_of(value));
       moved.clear();
       for_each_use(g, value, [&](use u) {
         if (u.consumer != copy && fused::moves_to_d2h(g, u.consumer)) moved.push_back(u);
       });
-      for (const use u : moved) set_operand(g, u.consumer, u.slot, value_ref{copy, 0});
+      for (const use u : moved) {
+        set_operand(g, u.consumer, u.slot, value_ref{copy, 0});
+        if (u.consumer >= v) continue;  // the literal sweep visits it later anyway
+        if (revisited.empty()) revisited.assign(n, std::numeric_limits<std::uint32_t>::max());
+        if (revisited[u.consumer] == v) continue;
+        revisited[u.consumer] = static_cast<std::uint32_t>(v);
+        made.reader_revisit_tries += output_count(g, u.consumer);
+      }
     }
   }
   mark_values_from(g, n);
@@ -263,7 +290,7 @@ copy_census materialise_executorch_copies(G& g, const fused::plan& p, rewrite_st
 // graph between phases, and the graph is one the plan covers: the copies are planned, then made,
 // and the making marks every value, so that annotate-devices has nothing left. Otherwise the
 // three rule tables and annotate-devices run, as in a pipeline that lists them itself. Fused,
-// insert-input-copies' time is the planning, the last copy phase's the making.
+// insert-input-copies' time is the planning, insert-output-copies' the making.
 struct executorch_copies : for_copy_policy<copy_policy::executorch> {
   static constexpr std::string_view name = "executorch-copies";
   using expects = type_list<capabilities::devices_assigned>;
@@ -287,11 +314,12 @@ struct executorch_copies : for_copy_policy<copy_policy::executorch> {
     }
     reported.end(insert_input_copies::name, plan->input);
     reported.begin(insert_output_copies::name);
-    if (!elide) reported.total.copies_kept = materialise_executorch_copies(g, *plan, rewrite_state_for(g, o));
+    const made_copies made = materialise_executorch_copies(g, *plan, rewrite_state_for(g, o));
+    reported.total.copies_kept = made.copies;
+    plan->output.counters.matches_tried += made.reader_revisit_tries;
     reported.end(insert_output_copies::name, plan->output);
     if (elide) {
       reported.begin(elide_round_trips::name);
-      reported.total.copies_kept = materialise_executorch_copies(g, *plan, rewrite_state_for(g, o));
       reported.end(elide_round_trips::name, plan->elision);
     }
     reported.done_by_another(annotate_devices::name);  // the making marked every value
