@@ -12,6 +12,7 @@
 // graph it declines (before changing anything) and the composite phase runs the rule tables.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -105,9 +106,10 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
   p.location.reserve(n);
   p.bytes.reserve(n);
   p.flags.reserve(n);
-  for (vertex v = 0; v < n; ++v) {
+  // Each vertex's values: where they live, their size, whether the file places them.
+  const auto add_values = [&](vertex v) {
     const op_kind op = role_of(g, v);
-    if (is_erased(g, v) || is_copy(op)) return std::nullopt;
+    if (is_erased(g, v) || is_copy(op)) return false;
     p.first_value[v] = static_cast<std::uint32_t>(p.location.size());
     const std::uint8_t placement = placed_by_file(op) ? placed : 0;
     for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) {
@@ -115,17 +117,15 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
       p.bytes.push_back(value_bytes(g, value_ref{v, k}));
       p.flags.push_back(placement);
     }
-    if (p.location.size() >= std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
-  }
-  p.first_value[n] = static_cast<std::uint32_t>(p.location.size());
+    return p.location.size() < std::numeric_limits<std::uint32_t>::max();
+  };
 
-  // Who reads each value, and insert-input-copies' copies, consumer by consumer.
+  // Who reads each value, and insert-input-copies' copies: consumer k's slots, in `slots`.
   std::vector<std::uint32_t> seen(n, std::numeric_limits<std::uint32_t>::max());  // dedup stamps
   std::vector<value_ref> slots;
   rules::rewrite_counters& in = p.input.counters;
   std::size_t h2d_elided = 0;
-  for (vertex k = 0; k < n; ++k) {
-    if (!fused::read_slots(g, k, slots)) return std::nullopt;
+  const auto add_reads = [&](vertex k) {
     const op_kind op = role_of(g, k);
     const device at = node_device(g, k);
     const bool device_delegate = op == op_kind::delegate && !at.is_host();
@@ -165,6 +165,26 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
       }
     }
     if (device_delegate) in.matches_tried += slots.size();  // the visit that finds nothing more
+  };
+
+  // One sweep does both while every node read so far reads only values of the nodes before it
+  // (a graph in topological order, as files are written): each vertex is then loaded once, not
+  // once a sweep (docs/performance.md, "Making the executorch copies"). From the first node that
+  // reads a later one, the values of the rest are gathered first and their reads after.
+  vertex reads_from = n;  // the first consumer whose reads are left to the second sweep
+  for (vertex v = 0; v < n; ++v) {
+    if (!add_values(v)) return std::nullopt;
+    if (reads_from != n) continue;
+    if (!fused::read_slots(g, v, slots)) return std::nullopt;
+    if (std::any_of(slots.begin(), slots.end(), [&](value_ref read) { return read.producer > v; }))
+      reads_from = v;
+    else
+      add_reads(v);
+  }
+  p.first_value[n] = static_cast<std::uint32_t>(p.location.size());
+  for (vertex k = reads_from; k < n; ++k) {
+    if (!fused::read_slots(g, k, slots)) return std::nullopt;
+    add_reads(k);
   }
   in.rewrites = in.nodes_added;
 
