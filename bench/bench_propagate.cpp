@@ -28,6 +28,7 @@
 
 #include "bench_report.hpp"
 #include "convert.hpp"
+#include "devpass/graph/reserve.hpp"
 #include "devpass/graph/verify.hpp"
 #include "devpass/passes/propagate_device.hpp"
 #include "flat_graph.hpp"
@@ -76,8 +77,8 @@ run_result measure(Prepare&& prepare, Run&& run) {
 // The vertex and edge room read_graph would give `source` (node_capacity_for), reserved in `g`.
 void reserve_as_read(devpass::graph& g, const devpass::graph& source) {
   const std::size_t nodes = boost::num_vertices(source);
-  g.m_vertices.reserve(devpass::node_capacity_for(nodes));
-  g.m_edges.reserve(boost::num_edges(source) + (devpass::node_capacity_for(nodes) - nodes));
+  devpass::reserve_nodes(g, devpass::node_capacity_for(nodes));
+  devpass::reserve_edges(g, boost::num_edges(source) + (devpass::node_capacity_for(nodes) - nodes));
 }
 
 // How the copy a run propagates is made (not timed).

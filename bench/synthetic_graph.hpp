@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "devpass/graph/graph.hpp"
+#include "devpass/graph/reserve.hpp"
 
 namespace devpass {
 
@@ -43,7 +44,7 @@ struct splitmix64 {
   const tensor_spec spec{dtype::float32, {4, 8}};
 
   graph g;
-  g.m_vertices.reserve(node_capacity_for(nodes));  // as read_graph does
+  reserve_nodes(g, node_capacity_for(nodes));  // as read_graph does
   g[boost::graph_bundle].name = "synthetic_" + std::to_string(nodes);
   const vertex in = add_node(g, {.id = "in", .op = op_kind::input, .outputs = {spec}});
 

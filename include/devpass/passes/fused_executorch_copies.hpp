@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "devpass/graph/graph.hpp"
+#include "devpass/graph/reserve.hpp"
 #include "devpass/passes/propagation_phases.hpp"
 
 namespace devpass::propagation {
@@ -248,8 +249,8 @@ made_copies materialise_executorch_copies(G& g, const fused::plan& p, rewrite_st
   using namespace fused;
   const std::size_t n = p.first_value.size() - 1;
   const std::size_t kept = p.h2d_sites.size() + p.d2h_kept;
-  g.m_vertices.reserve(n + kept);
-  g.m_edges.reserve(g.m_edges.size() + kept);
+  reserve_nodes(g, n + kept);
+  reserve_edges(g, g.m_edges.size() + kept);
   made_copies made;
   // A copy of r.source, connected to it and counted.
   const auto make_copy = [&](const copy_request& r, std::uint64_t bytes) {

@@ -15,6 +15,7 @@
 #include <simdjson.h>
 
 #include "devpass/graph/graph.hpp"
+#include "devpass/graph/reserve.hpp"
 #include "devpass/io/detail/field_path.hpp"
 #include "devpass/io/detail/id_table.hpp"
 #include "devpass/io/detail/json_field_checks.hpp"
@@ -108,9 +109,9 @@ class json_graph_reader : json_field_checks {
 
   // `g` made a graph of `count` nodes yet to be read.
   void start_graph(graph& g, std::string_view name, std::size_t count) {
-    g = graph();                                     // cheap: the copy of an empty graph
-    g.m_vertices.reserve(node_capacity_for(count));  // room for the copies passes add
-    g.m_vertices.resize(count);                      // every vertex up front: references may point forward
+    g = graph();                                 // cheap: the copy of an empty graph
+    reserve_nodes(g, node_capacity_for(count));  // room for the copies passes add
+    g.m_vertices.resize(count);                  // every vertex up front: references may point forward
     g[boost::graph_bundle].name = std::string(name);
     ids_.emplace(count);
     pending_.clear();
@@ -120,7 +121,7 @@ class json_graph_reader : json_field_checks {
   void finish_graph(graph& g) {
     // One edge per input, and room for the copies passes add (each reads one edge), as for nodes.
     const std::size_t count = boost::num_vertices(g);
-    g.m_edges.reserve(g.m_edges.size() + pending_.size() + (node_capacity_for(count) - count));
+    reserve_edges(g, g.m_edges.size() + pending_.size() + (node_capacity_for(count) - count));
     for (const pending_input& p : pending_) connect(g, resolve(g, p), p.consumer, p.slot);
   }
 
@@ -142,7 +143,7 @@ class json_graph_reader : json_field_checks {
     start_graph(g, h.name, layout->count);
     // Edges are made as nodes are read: room for about as many as a model file has (address
     // space: pages are touched only as edges are made), and for the copies passes add.
-    g.m_edges.reserve(node_capacity_for(layout->count) + layout->count);
+    reserve_edges(g, node_capacity_for(layout->count) + layout->count);
     streaming_ = true;
     // A batch is one level less deep than the document: the same limit as read_dom's.
     if (parser.allocate(batch_bytes + 2, simdjson::DEFAULT_MAX_DEPTH - 1)) return false;
