@@ -63,8 +63,18 @@ bool advised(const void* address) {
   return flags && flags->find(" hg ") != std::string::npos;
 }
 
-// Whether this kernel has transparent huge pages at all (madvise(MADV_HUGEPAGE) fails without).
-bool kernel_has_huge_pages() { return std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled").good(); }
+// Whether this system takes the advice at all (a kernel without transparent huge pages, or a
+// sandbox that filters madvise, refuses it; the advice is then nothing, and these cases skip).
+bool kernel_has_huge_pages() {
+  constexpr std::size_t bytes = std::size_t{4} << 20;
+  void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) return false;
+  const auto huge_page = std::uintptr_t{2} << 20;
+  const auto aligned = (reinterpret_cast<std::uintptr_t>(mapped) + huge_page - 1) & ~(huge_page - 1);
+  const bool taken = madvise(reinterpret_cast<void*>(aligned), huge_page, MADV_HUGEPAGE) == 0;
+  munmap(mapped, bytes);
+  return taken;
+}
 
 const char* byte_at(const void* base, std::size_t offset) { return static_cast<const char*>(base) + offset; }
 #endif
