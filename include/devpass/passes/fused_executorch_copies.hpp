@@ -96,8 +96,11 @@ bool read_slots(const G& g, vertex v, std::vector<value_ref>& slots) {
 // the plan covers (see the header comment). The matches_tried counts follow the rewrite
 // driver's visiting order (rules/rewrite_driver.hpp): a node is retried after each rewrite, and the
 // nodes a rewrite touched that the sweep had passed are visited once more.
+// `input`, when given, is propagate_device's input sweep, left to the plan: its first sweep visits
+// each node for it as it passes (the caller finishes it, whether the plan declined or not).
 template <class G>
-std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_options& o, bool elide) {
+std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_options& o, bool elide,
+                                                  input_sweep<G>* input = nullptr) {
   using namespace fused;
   const std::size_t n = boost::num_vertices(g);
   if (n >= std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
@@ -174,6 +177,7 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
   // reads a later one, the values of the rest are gathered first and their reads after.
   vertex reads_from = n;  // the first consumer whose reads are left to the second sweep
   for (vertex v = 0; v < n; ++v) {
+    if (input) input->visit(g, v);
     if (!add_values(v)) return std::nullopt;
     if (reads_from != n) continue;
     if (!fused::read_slots(g, v, slots)) return std::nullopt;
@@ -317,6 +321,17 @@ struct executorch_copies : for_copy_policy<copy_policy::executorch> {
   using expects = type_list<capabilities::devices_assigned>;
   using provides = type_list<capabilities::copies_explicit, capabilities::round_trips_elided>;
 
+  // Whether a run with these options and this instrumentation plans (the fused path; the plan
+  // may still decline the graph): the policy's knob, an untraced run, an instrumentation that
+  // does not inspect the graph between phases.
+  template <class Policy, class Options, class Instrumentation>
+  static bool plans(const Options& o, const Instrumentation& instrumentation) {
+    if constexpr (knobs_of<Policy>().fuse_executorch_copies && !requires { o.trace; })
+      return !pipeline::inspects_graph(instrumentation);
+    else
+      return false;
+  }
+
   template <class Policy, class G, class Options, class Instrumentation>
   phase_result run_reporting(G& g, const Options& o, Instrumentation& instrumentation) const {
     constexpr propagate_knobs knobs = knobs_of<Policy>();
@@ -324,8 +339,10 @@ struct executorch_copies : for_copy_policy<copy_policy::executorch> {
     pipeline::constituent_reporter<phase_result, G, Instrumentation> reported{g, instrumentation};
     reported.begin(insert_input_copies::name);
     std::optional<fused::plan> plan;
-    if constexpr (knobs.fuse_executorch_copies && !requires { o.trace; })
-      if (!pipeline::inspects_graph(instrumentation)) plan = plan_executorch_copies(g, o, elide);
+    input_sweep<G>* input = nullptr;  // propagate_device's, when it left the sweep to this phase
+    if constexpr (requires { o.pending_input; }) input = o.pending_input;
+    if (plans<Policy>(o, instrumentation)) plan = plan_executorch_copies(g, o, elide, input);
+    if (input) input->finish(g);  // refuses a graph that fails the input check, before any change
     if (!plan) {
       reported.end(insert_input_copies::name, insert_input_copies{}.run(g, o));
       reported.run(insert_output_copies{}, o);

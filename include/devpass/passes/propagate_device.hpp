@@ -7,12 +7,15 @@
 // enable_non_cpu_memory_planning off (ExecuTorch's legacy mode) only tag_delegate_devices runs.
 #pragma once
 
+#include <cassert>
+
 #include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/graph.hpp"
 #include "devpass/graph/verify_devices.hpp"
 #include "devpass/passes/fused_executorch_copies.hpp"
 #include "devpass/passes/fused_shared_copies.hpp"
+#include "devpass/passes/input_sweep.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/passes/propagate_options.hpp"
 #include "devpass/passes/propagation_phases.hpp"
@@ -32,6 +35,19 @@ inline constexpr auto phases =
 }  // namespace propagation
 
 namespace propagation {
+// Whether the stock pipeline's first phase to look at the graph in this run is the fused
+// executorch plan, which reads every node without changing anything: the input sweep is then
+// left to it. The phases before executorch_copies are inactive (copies enabled, method inputs
+// not placed) and it plans.
+template <class Policy, class Options, class Instrumentation>
+bool plan_takes_input_sweep(const Options& o, const Instrumentation& instrumentation) {
+  if constexpr (executorch_copies::compiled_in<Policy>)
+    return executorch_copies{}.active(o) && !tag_delegate_devices{}.active(o) && !place_method_inputs{}.active(o) &&
+           executorch_copies::plans<Policy>(o, instrumentation);
+  else
+    return false;
+}
+
 // Device propagation with a compile-time Policy; Options is propagate_options or traced_options.
 template <class Policy, class G, class Options, class Instrumentation>
 propagate_stats run(G& g, const Options& options, Instrumentation& instrumentation) {
@@ -43,30 +59,25 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   // way or never converge, and a copy the file holds that reads from the wrong device stays wrong.
   // Refused, naming node and field, before anything changes. The same sweep counts the copies
   // before the pass (a second sweep read every vertex again: a few percent of the devpass
-  // policy's run on a lean IR of 1M nodes).
-  // It also gathers the seed of the rewrite states the phases make nodes with (devpass::graph:
-  // its ids' suffixes, which its id allocator would otherwise read every node again for;
-  // docs/performance.md, "The id allocator's scan, in the input check's sweep").
+  // policy's run on a lean IR of 1M nodes) and gathers the seed of the rewrite states the phases
+  // make nodes with (devpass::graph: its ids' suffixes, which its id allocator would otherwise
+  // read every node again for; docs/performance.md, "The id allocator's scan, in the input
+  // check's sweep"). When the fused executorch plan is the first phase to look at the graph, it
+  // makes this sweep as it plans (input_sweep.hpp).
   propagate_stats stats;
-  verify_report input;
-  std::vector<std::pair<std::uint32_t, std::string>> bad_reads;
-  rewrite_seed_t<G> seed;
-  const bool check_input = options.enable_non_cpu_memory_planning;
-  for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v) {
-    if (is_erased(g, v)) continue;
-    stats.before.add(g, v);
-    seed.add(g, v);
-    if (check_input) devpass::detail::check_propagation_input(input, g, v, bad_reads);
-  }
-  if (!input.ok()) throw std::move(input.problems.front());
-  seeded_options<Options, G> effective{options, &seed};
+  input_sweep<G> input(options.enable_non_cpu_memory_planning);
+  const bool left_to_plan = plan_takes_input_sweep<Policy>(options, instrumentation);
+  if (!left_to_plan) input.finish(g);
+  seeded_options<Options, G> effective{options, &input.seed, left_to_plan ? &input : nullptr};
   // The devpass insertion never makes a round trip: it copies a device value straight to where it
   // is read (a d2d between devices), and only host readers get a d2h. So on a graph with no copy
   // in it there is nothing to elide, and the elision sweep (a tenth of the pass) is skipped. Tested:
   // tests/test_propagate_properties.cpp runs the elision table after such runs.
-  if (effective.policy == copy_policy::devpass && stats.before.copies() == 0) effective.elide = false;
+  if (effective.policy == copy_policy::devpass && input.before.copies() == 0) effective.elide = false;
   // What the phases report added up: the copies they made and the nodes they removed.
   const phase_result done = phases.template run<Policy, phase_result>(g, effective, instrumentation);
+  assert(input.finished());  // by the run or, left to it, by the plan's phase, before any change
+  stats.before = input.before;
   // A pass that removed no node holds what it had plus the copies it made, counted as they were
   // made: no second sweep over the graph (tested against count_copies on every property run).
   // The fused executorch path removes none: its elided copies are never made.

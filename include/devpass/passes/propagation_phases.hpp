@@ -20,6 +20,7 @@
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/graph.hpp"
 #include "devpass/passes/capabilities.hpp"
+#include "devpass/passes/input_sweep.hpp"
 #include "devpass/passes/propagate_options.hpp"
 #include "devpass/pipeline/pipeline.hpp"
 #include "devpass/rules.hpp"
@@ -214,12 +215,15 @@ struct traced_options : propagate_options {
 };
 
 // The options the stock pipeline's phases see in propagate_device's run: the caller's, and the
-// seed its input check's sweep gathered for the model's rewrite states (rewrite_seed_t: for
+// seed its input sweep gathers for the model's rewrite states (rewrite_seed_t: for
 // devpass::graph, its ids' suffixes), so that the phases that make nodes do not read every node
 // again. Only that run makes them: between its sweep and its phases no node is renumbered.
+// `pending_input`: the input sweep, when the run left it to its first phase (input_sweep.hpp);
+// the seed is complete once that phase has finished the sweep.
 template <class Options, class G>
 struct seeded_options : Options {
   const rewrite_seed_t<G>* seed = nullptr;
+  input_sweep<G>* pending_input = nullptr;
 };
 
 // The rewrite state a phase makes nodes with: from the run's seed where its options carry one.
