@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cassert>
+#include <type_traits>
 
 #include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/error.hpp"
@@ -35,6 +36,12 @@ inline constexpr auto phases =
 }  // namespace propagation
 
 namespace propagation {
+// plan_takes_input_sweep below knows which phases precede executorch_copies.
+static_assert(
+    std::is_same_v<std::remove_const_t<decltype(phases)>,
+                   pipeline::pipeline_t<tag_delegate_devices, place_method_inputs, executorch_copies, shared_copies>>,
+    "the stock pipeline changed: revisit which of its phases precede executorch_copies");
+
 // Whether the stock pipeline's first phase to look at the graph in this run is the fused
 // executorch plan, which reads every node without changing anything: the input sweep is then
 // left to it. The phases before executorch_copies are inactive (copies enabled, method inputs
