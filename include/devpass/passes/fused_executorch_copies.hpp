@@ -340,7 +340,8 @@ struct executorch_copies : for_copy_policy<copy_policy::executorch> {
     reported.begin(insert_input_copies::name);
     std::optional<fused::plan> plan;
     input_sweep<G>* input = nullptr;  // propagate_device's, when it left the sweep to this phase
-    if constexpr (requires { o.pending_input; }) input = o.pending_input;
+    if constexpr (requires { o.input; })
+      if (o.input && !o.input->finished()) input = o.input;
     if (plans<Policy>(o, instrumentation)) plan = plan_executorch_copies(g, o, elide, input);
     if (input) input->finish(g);  // refuses a graph that fails the input check, before any change
     if (!plan) {

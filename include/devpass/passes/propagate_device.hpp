@@ -13,7 +13,6 @@
 #include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/graph.hpp"
-#include "devpass/graph/verify_devices.hpp"
 #include "devpass/passes/fused_executorch_copies.hpp"
 #include "devpass/passes/fused_shared_copies.hpp"
 #include "devpass/passes/input_sweep.hpp"
@@ -75,7 +74,7 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   input_sweep<G> input(options.enable_non_cpu_memory_planning);
   const bool left_to_plan = plan_takes_input_sweep<Policy>(options, instrumentation);
   if (!left_to_plan) input.finish(g);
-  seeded_options<Options, G> effective{options, &input.seed, left_to_plan ? &input : nullptr};
+  seeded_options<Options, G> effective{options, &input};
   // The devpass insertion never makes a round trip: it copies a device value straight to where it
   // is read (a d2d between devices), and only host readers get a d2h. So on a graph with no copy
   // in it there is nothing to elide, and the elision sweep (a tenth of the pass) is skipped. Tested:

@@ -215,22 +215,22 @@ struct traced_options : propagate_options {
 };
 
 // The options the stock pipeline's phases see in propagate_device's run: the caller's, and the
-// seed its input sweep gathers for the model's rewrite states (rewrite_seed_t: for
-// devpass::graph, its ids' suffixes), so that the phases that make nodes do not read every node
-// again. Only that run makes them: between its sweep and its phases no node is renumbered.
-// `pending_input`: the input sweep, when the run left it to its first phase (input_sweep.hpp);
-// the seed is complete once that phase has finished the sweep.
+// run's input sweep (input_sweep.hpp), whose seed the phases make their rewrite states from
+// (rewrite_seed_t: for devpass::graph, its ids' suffixes), so that the phases that make nodes do
+// not read every node again. Only that run makes them: between its sweep and its phases no node
+// is renumbered. A sweep not finished yet was left to the first phase, which finishes it before
+// it changes anything (a seed of the nodes seen so far is still a true one: the allocator reads
+// the rest itself).
 template <class Options, class G>
 struct seeded_options : Options {
-  const rewrite_seed_t<G>* seed = nullptr;
-  input_sweep<G>* pending_input = nullptr;
+  input_sweep<G>* input = nullptr;
 };
 
 // The rewrite state a phase makes nodes with: from the run's seed where its options carry one.
 template <class G, class Options>
 rewrite_state_t<G> rewrite_state_for(G& g, const Options& options) {
-  if constexpr (requires { options.seed; })
-    return make_rewrite_state(g, options.seed);
+  if constexpr (requires { options.input; })
+    return make_rewrite_state(g, options.input ? &options.input->seed : nullptr);
   else
     return make_rewrite_state<G>(g, nullptr);
 }
