@@ -18,7 +18,8 @@
 // *_fused_over_literal_<n>; the framework_over_hand_written lines time the stock (fused) path.
 // The graph a run propagates has the vertex capacity read_graph gives a graph it reads
 // (node_capacity_for); the devpass policy is also timed on an exact-fit copy (no room: the first
-// added copy moves every node), reported as *_exact_fit_*.
+// added copy moves every node), reported as *_exact_fit_*, and both policies with that room
+// advised huge pages (*_huge_pages_*: graph/reserve.hpp, page_advice).
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -75,22 +76,27 @@ run_result measure(Prepare&& prepare, Run&& run) {
 }
 
 // The vertex and edge room read_graph would give `source` (node_capacity_for), reserved in `g`.
-void reserve_as_read(devpass::graph& g, const devpass::graph& source) {
+void reserve_as_read(devpass::graph& g, const devpass::graph& source,
+                     devpass::page_advice pages = devpass::page_advice::system_default) {
   const std::size_t nodes = boost::num_vertices(source);
-  devpass::reserve_nodes(g, devpass::node_capacity_for(nodes));
-  devpass::reserve_edges(g, boost::num_edges(source) + (devpass::node_capacity_for(nodes) - nodes));
+  devpass::reserve_nodes(g, devpass::node_capacity_for(nodes), pages);
+  devpass::reserve_edges(g, boost::num_edges(source) + (devpass::node_capacity_for(nodes) - nodes), pages);
 }
 
 // How the copy a run propagates is made (not timed).
 enum class storage {
-  as_read,   // with the room read_graph reserves for added nodes (node_capacity_for)
-  exact_fit  // copy-constructed: no room, so the first added copy moves every node
+  as_read,             // with the room read_graph reserves for added nodes (node_capacity_for)
+  as_read_huge_pages,  // the same, asking for huge pages (read_options, devpass-opt --huge-pages)
+  exact_fit            // copy-constructed: no room, so the first added copy moves every node
 };
 
 // A copy of `source` made like read_graph makes a graph (or with no room), then filled.
 auto copy_of(const devpass::graph& source, storage room = storage::as_read) {
   return [&source, room](devpass::graph& g) {
-    if (room == storage::as_read) reserve_as_read(g, source);
+    if (room != storage::exact_fit)
+      reserve_as_read(g, source,
+                      room == storage::as_read_huge_pages ? devpass::page_advice::huge_pages
+                                                          : devpass::page_advice::system_default);
     g = source;  // assignment keeps the reserved capacity
   };
 }
@@ -262,7 +268,8 @@ int main(int argc, char** argv) {
     run_result flat_run, flat_fused_run, flat_shared_run, lean_run, graph_api_run, et_run, dp_run, dp_exact_run,
         verify_run, check_run;
     run_result own_dp_run, own_et_run, own_hand_run, et_literal_run, own_et_literal_run, mlir_run;
-    run_result dp_literal_run, own_dp_literal_run, own_check_run;
+    run_result dp_literal_run, own_dp_literal_run, own_check_run, et_huge_run, dp_huge_run;
+    et_huge_run.seconds = dp_huge_run.seconds = 1e300;
     et_literal_run.seconds = own_et_literal_run.seconds = dp_literal_run.seconds = own_dp_literal_run.seconds = 1e300;
     flat_run.seconds = flat_fused_run.seconds = flat_shared_run.seconds = lean_run.seconds = graph_api_run.seconds =
         1e300;
@@ -282,6 +289,8 @@ int main(int argc, char** argv) {
       keep_best(et_run, time_policy(source, devpass::copy_policy::executorch));
       keep_best(dp_run, time_policy(source, devpass::copy_policy::devpass));
       keep_best(dp_exact_run, time_policy(source, devpass::copy_policy::devpass, storage::exact_fit));
+      keep_best(et_huge_run, time_policy(source, devpass::copy_policy::executorch, storage::as_read_huge_pages));
+      keep_best(dp_huge_run, time_policy(source, devpass::copy_policy::devpass, storage::as_read_huge_pages));
       keep_best(verify_run, time_verify_result(source));
       keep_best(check_run, time_input_check(source));
       keep_best(own_dp_run, time_own_graph_policy(source, devpass::copy_policy::devpass));
@@ -335,6 +344,12 @@ int main(int argc, char** argv) {
     emit("executorch_policy_" + n + "_seconds", et_run.seconds, "s");
     emit("devpass_policy_" + n + "_seconds", dp_run.seconds, "s");
     emit("devpass_policy_exact_fit_" + n + "_seconds", dp_exact_run.seconds, "s");
+    // The same runs with the room advised huge pages (graph/reserve.hpp, page_advice): whether
+    // that pays depends on the machine (docs/performance.md, "Huge pages, on request").
+    emit("executorch_policy_huge_pages_" + n + "_seconds", et_huge_run.seconds, "s");
+    emit("devpass_policy_huge_pages_" + n + "_seconds", dp_huge_run.seconds, "s");
+    emit("executorch_policy_huge_pages_over_default_" + n, et_huge_run.seconds / et_run.seconds, "ratio");
+    emit("devpass_policy_huge_pages_over_default_" + n, dp_huge_run.seconds / dp_run.seconds, "ratio");
     emit("executorch_policy_vs_flat_" + n, et_run.seconds / flat_run.seconds, "ratio");
     emit("devpass_policy_vs_flat_" + n, dp_run.seconds / flat_run.seconds, "ratio");
     emit("devpass_policy_exact_fit_vs_flat_" + n, dp_exact_run.seconds / flat_run.seconds, "ratio");

@@ -9,10 +9,12 @@
 #include <string_view>
 
 #include "devpass/graph/graph.hpp"
+#include "devpass/io/read_options.hpp"
 
 namespace devpass::testing_support {
 
-[[nodiscard]] graph read_graph_file(const std::string& path);
-[[nodiscard]] graph read_graph_string(std::string_view json, std::string_view file_label = "<string>");
+[[nodiscard]] graph read_graph_file(const std::string& path, read_options options = {});
+[[nodiscard]] graph read_graph_string(std::string_view json, std::string_view file_label = "<string>",
+                                      read_options options = {});
 
 }  // namespace devpass::testing_support

@@ -1,7 +1,8 @@
 // Reserving graph storage (graph/reserve.hpp): reserve_nodes and reserve_edges allocate only when
-// the graph has less room, keep what it holds, and advise huge pages on the 2 MiB-aligned part of
-// the storage they allocate (on Linux, read back from /proc/self/smaps); read_graph's room is
-// reserved that way.
+// the graph has less room and keep what it holds; they leave the storage they allocate to the
+// system's page policy unless asked for huge pages, and then advise them on its 2 MiB-aligned part
+// (on Linux, read back from /proc/self/smaps). read_graph reserves its room the same way, as its
+// read_options say.
 #include <doctest/doctest.h>
 
 #include <cstddef>
@@ -124,26 +125,46 @@ TEST_CASE("advise_huge_pages: only the whole 2 MiB pages inside the block") {
   munmap(mapped, 12 * mib);
 }
 
-TEST_CASE("reserve_nodes and read_graph: the room is advised huge pages") {
-  if (!kernel_has_huge_pages()) return;
-  graph g = chain(3);
-  reserve_nodes(g, 100'000);  // about 20 MB of vertices
-  const std::size_t bytes = g.m_vertices.capacity() * sizeof(*g.m_vertices.data());
-  CHECK(advised(byte_at(g.m_vertices.data(), bytes / 2)));
-
-  // A file of 12,000 nodes: read_graph reserves twice that, several MB of vertices and edges.
+// A file of `nodes` nodes in a chain: read_graph reserves twice that, several MB of vertices and
+// edges for 12,000.
+std::string chain_file(int nodes) {
   std::string text = R"({"format": "devpass.graph/1", "name": "m", "nodes": [)"
                      R"({"id": "n0", "op": "input", "outputs": [{"dtype": "float32", "shape": [4]}]})";
-  for (int i = 1; i < 12'000; ++i)
+  for (int i = 1; i < nodes; ++i)
     text += R"(, {"id": "n)" + std::to_string(i) + R"(", "op": "call", "kernel": "relu", "inputs": ["n)" +
             std::to_string(i - 1) + R"("], "outputs": [{"dtype": "float32", "shape": [4]}]})";
-  text += R"(, {"id": "out", "op": "output", "inputs": ["n11999"]}]})";
+  return text + R"(, {"id": "out", "op": "output", "inputs": ["n)" + std::to_string(nodes - 1) + R"("]}]})";
+}
+
+template <class Storage>
+const char* middle_of(const Storage& storage) {
+  return byte_at(storage.data(), storage.capacity() * sizeof(*storage.data()) / 2);
+}
+
+TEST_CASE("reserve_nodes and read_graph: huge pages only when asked for") {
+  if (!kernel_has_huge_pages()) return;
+  constexpr std::size_t four_mib = std::size_t{4} << 20;
+  graph asked = chain(3), left = chain(3);
+  reserve_nodes(asked, 100'000, page_advice::huge_pages);  // about 20 MB of vertices
+  reserve_edges(asked, 200'000, page_advice::huge_pages);
+  reserve_nodes(left, 100'000);
+  reserve_edges(left, 200'000);
+  CHECK(advised(middle_of(asked.m_vertices)));
+  CHECK(advised(middle_of(asked.m_edges)));
+  CHECK_FALSE(advised(middle_of(left.m_vertices)));
+  CHECK_FALSE(advised(middle_of(left.m_edges)));
+
+  const std::string text = chain_file(12'000);
   const graph read = testing_support::read_graph_string(text);
-  CHECK(boost::num_vertices(read) == 12'001);
-  const std::size_t vertex_bytes = read.m_vertices.capacity() * sizeof(*read.m_vertices.data());
-  const std::size_t edge_bytes = read.m_edges.capacity() * sizeof(*read.m_edges.data());
-  REQUIRE(vertex_bytes > 4 * (std::size_t{1} << 20));
-  CHECK(advised(byte_at(read.m_vertices.data(), vertex_bytes / 2)));
-  if (edge_bytes > 4 * (std::size_t{1} << 20)) CHECK(advised(byte_at(read.m_edges.data(), edge_bytes / 2)));
+  const graph read_huge = testing_support::read_graph_string(text, "<string>", {.pages = page_advice::huge_pages});
+  REQUIRE(boost::num_vertices(read) == 12'001);
+  REQUIRE(boost::num_vertices(read_huge) == 12'001);
+  REQUIRE(read.m_vertices.capacity() * sizeof(*read.m_vertices.data()) > four_mib);
+  CHECK_FALSE(advised(middle_of(read.m_vertices)));
+  CHECK(advised(middle_of(read_huge.m_vertices)));
+  if (read_huge.m_edges.capacity() * sizeof(*read_huge.m_edges.data()) > four_mib) {
+    CHECK_FALSE(advised(middle_of(read.m_edges)));
+    CHECK(advised(middle_of(read_huge.m_edges)));
+  }
 }
 #endif

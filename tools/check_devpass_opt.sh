@@ -105,6 +105,12 @@ case $mode in
     expect_rc 0 "$opt" --propagate-device --policy=executorch --time-passes=json "$graph" -o "$work/timed.json"
     grep -qE '^\{"phases": \[\{"name": "insert-input-copies", "seconds": [0-9.e+-]+\}, \{"name": "insert-output-copies", "seconds": [0-9.e+-]+\}, \{"name": "elide-round-trips", "seconds": [0-9.e+-]+\}, \{"name": "annotate-devices", "seconds": [0-9.e+-]+\}\], "total_seconds": [0-9.e+-]+\}$' "$work/stderr" ||
       { cat "$work/stderr" >&2; fail "--time-passes=json (executorch) is not the documented object"; }
+    # --huge-pages changes how memory is backed, never the result.
+    for policy in executorch devpass; do
+      expect_rc 0 "$opt" --propagate-device --policy=$policy --plan-memory "$graph" -o "$work/paged.json"
+      expect_rc 0 "$opt" --propagate-device --policy=$policy --plan-memory --huge-pages "$graph" -o "$work/huge.json"
+      cmp -s "$work/paged.json" "$work/huge.json" || fail "--policy=$policy: --huge-pages changed the result"
+    done
     ;;
   unplaceable)
     for policy in executorch devpass; do

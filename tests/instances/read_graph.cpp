@@ -6,10 +6,10 @@
 
 namespace devpass::testing_support {
 
-graph read_graph_file(const std::string& path) { return devpass::read_graph_file(path); }
+graph read_graph_file(const std::string& path, read_options options) { return devpass::read_graph_file(path, options); }
 
-graph read_graph_string(std::string_view json, std::string_view file_label) {
-  return devpass::read_graph_string(json, file_label);
+graph read_graph_string(std::string_view json, std::string_view file_label, read_options options) {
+  return devpass::read_graph_string(json, file_label, options);
 }
 
 }  // namespace devpass::testing_support

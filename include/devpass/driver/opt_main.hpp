@@ -115,7 +115,7 @@ int run(const options& o, std::string_view program) {
   bool unreadable = false;
   devpass::graph g = [&]() -> devpass::graph {
     try {
-      return devpass::read_graph_file(*o.input);
+      return devpass::read_graph_file(*o.input, o.reading);
     } catch (const devpass::structure_error& e) {
       // --verify-each lists every structural problem of the file, as it does after a pass.
       if (!o.verify_each) throw;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "devpass/io/read_options.hpp"
 #include "devpass/passes/policy_reflection.hpp"
 #include "devpass/passes/propagate_options.hpp"
 
@@ -47,6 +48,7 @@ struct options {
   timing time_passes = timing::off;
   devpass::propagate_options propagation;
   bool propagation_flag_given = false;  // a propagation option without --propagate-device
+  devpass::read_options reading;        // --huge-pages
 };
 
 enum class takes { nothing, value, optional_value };  // optional: only as --name=value
@@ -147,6 +149,10 @@ std::vector<option_spec> make_option_table() {
       {"--plan-memory", takes::nothing, "--plan-memory",
        "plan one arena per device; specs get mem_id and offset (after --propagate-device)",
        [](options& o, std::string_view) { o.plan_memory = true; }},
+      {"--huge-pages", takes::nothing, "--huge-pages",
+       "ask for transparent huge pages for the graph and its room for copies (Linux; faster on some machines, slower "
+       "on others: docs/performance.md)",
+       [](options& o, std::string_view) { o.reading.pages = devpass::page_advice::huge_pages; }},
       {"--stats", takes::nothing, "--stats", "print per-phase statistics and copy bytes (and buffers) to stderr",
        [](options& o, std::string_view) { o.stats = true; }},
       {"--time-passes", takes::optional_value, "--time-passes[=json]", "print the wall time of each phase to stderr",

@@ -2,6 +2,7 @@
 //
 //   read_graph_file(path)            path "-" reads standard input
 //   read_graph_string(json, label)   label names the text in messages
+// Each takes read_options last (io/read_options.hpp: how the graph's storage is backed).
 //
 // Laws: vertex order is file order (references may point forward); every rejected input throws
 // graph_error `file: node 'id': field: what is wrong`, never crashes, whatever the bytes (bad
@@ -39,6 +40,7 @@
 #include "devpass/graph/verify_structure.hpp"
 #include "devpass/io/detail/json_graph_reader.hpp"
 #include "devpass/io/detail/text_source.hpp"
+#include "devpass/io/read_options.hpp"
 
 namespace devpass {
 
@@ -83,40 +85,42 @@ inline void verify_read(const graph& g, std::string_view file) {
 // The streaming path alone: false where it hands over to the DOM (any problem, or a layout it
 // does not take); `g` is then not a graph to use.
 [[nodiscard]] inline bool read_graph_string_streaming(std::string_view json, std::string_view file_label, graph& g,
-                                                      std::size_t batch_bytes = stream_batch_bytes) {
+                                                      std::size_t batch_bytes = stream_batch_bytes,
+                                                      read_options options = {}) {
   memory_source source(json);
-  return json_graph_reader(file_label).read_streaming(source, batch_bytes, g);
+  return json_graph_reader(file_label, options).read_streaming(source, batch_bytes, g);
 }
 
 // read_graph_string's work, into `g`.
-inline void read_text_into(std::string_view json, std::string_view file_label, graph& g) {
-  if (!read_graph_string_streaming(json, file_label, g)) {
+inline void read_text_into(std::string_view json, std::string_view file_label, graph& g, read_options options) {
+  if (!read_graph_string_streaming(json, file_label, g, stream_batch_bytes, options)) {
     const simdjson::padded_string text(json);
-    json_graph_reader(file_label).read_dom(text, g);
+    json_graph_reader(file_label, options).read_dom(text, g);
   }
   verify_read(g, file_label);
 }
 }  // namespace detail
 
 // Reads a graph from JSON text; `file_label` names it in error messages.
-[[nodiscard]] inline graph read_graph_string(std::string_view json, std::string_view file_label = "<string>") {
+[[nodiscard]] inline graph read_graph_string(std::string_view json, std::string_view file_label = "<string>",
+                                             read_options options = {}) {
   graph g;  // one named result, returned from one place: elided, never copied
-  detail::read_text_into(json, file_label, g);
+  detail::read_text_into(json, file_label, g, options);
   return g;
 }
 
 // Reads a graph from a file; "-" reads standard input (named "<stdin>" in messages).
-[[nodiscard]] inline graph read_graph_file(const std::string& path) {
+[[nodiscard]] inline graph read_graph_file(const std::string& path, read_options options = {}) {
   graph g;
   if (path == "-") {
     std::string data{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
     if (std::cin.bad()) throw graph_error("<stdin>", "", "", "cannot read standard input");
-    detail::read_text_into(data, "<stdin>", g);
+    detail::read_text_into(data, "<stdin>", g, options);
     return g;
   }
   bool streamed = false;
   if (detail::file_source source(path); source.is_open())
-    streamed = detail::json_graph_reader(path).read_streaming(source, detail::stream_batch_bytes, g);
+    streamed = detail::json_graph_reader(path, options).read_streaming(source, detail::stream_batch_bytes, g);
   if (!streamed) {
     // The whole file in memory, for the DOM path: it words whatever the problem is.
     simdjson::padded_string text;
@@ -125,7 +129,7 @@ inline void read_text_into(std::string_view json, std::string_view file_label, g
       if (probe) std::fclose(probe);
       throw graph_error(path, "", "", probe ? "cannot read the file" : "cannot open the file");
     }
-    detail::json_graph_reader(path).read_dom(text, g);
+    detail::json_graph_reader(path, options).read_dom(text, g);
   }
   detail::verify_read(g, path);
   return g;

@@ -20,6 +20,7 @@
 #include "devpass/io/detail/id_table.hpp"
 #include "devpass/io/detail/json_field_checks.hpp"
 #include "devpass/io/detail/node_layout.hpp"
+#include "devpass/io/read_options.hpp"
 
 namespace devpass {
 
@@ -29,7 +30,8 @@ namespace detail {
 
 class json_graph_reader : json_field_checks {
  public:
-  explicit json_graph_reader(std::string_view file) : json_field_checks(file) {}
+  explicit json_graph_reader(std::string_view file, read_options options = {})
+      : json_field_checks(file), options_(options) {}
 
   // The whole document as one DOM into `g`: the reader's reference path, and the one that words
   // errors. (Graphs are filled in place: adjacency_list has no move constructor, so a graph
@@ -109,9 +111,9 @@ class json_graph_reader : json_field_checks {
 
   // `g` made a graph of `count` nodes yet to be read.
   void start_graph(graph& g, std::string_view name, std::size_t count) {
-    g = graph();                                 // cheap: the copy of an empty graph
-    reserve_nodes(g, node_capacity_for(count));  // room for the copies passes add
-    g.m_vertices.resize(count);                  // every vertex up front: references may point forward
+    g = graph();                                                 // cheap: the copy of an empty graph
+    reserve_nodes(g, node_capacity_for(count), options_.pages);  // room for the copies passes add
+    g.m_vertices.resize(count);                                  // every vertex up front: references may point forward
     g[boost::graph_bundle].name = std::string(name);
     ids_.emplace(count);
     pending_.clear();
@@ -121,7 +123,7 @@ class json_graph_reader : json_field_checks {
   void finish_graph(graph& g) {
     // One edge per input, and room for the copies passes add (each reads one edge), as for nodes.
     const std::size_t count = boost::num_vertices(g);
-    reserve_edges(g, g.m_edges.size() + pending_.size() + (node_capacity_for(count) - count));
+    reserve_edges(g, g.m_edges.size() + pending_.size() + (node_capacity_for(count) - count), options_.pages);
     for (const pending_input& p : pending_) connect(g, resolve(g, p), p.consumer, p.slot);
   }
 
@@ -143,7 +145,7 @@ class json_graph_reader : json_field_checks {
     start_graph(g, h.name, layout->count);
     // Edges are made as nodes are read: room for about as many as a model file has (address
     // space: pages are touched only as edges are made), and for the copies passes add.
-    reserve_edges(g, node_capacity_for(layout->count) + layout->count);
+    reserve_edges(g, node_capacity_for(layout->count) + layout->count, options_.pages);
     streaming_ = true;
     // A batch is one level less deep than the document: the same limit as read_dom's.
     if (parser.allocate(batch_bytes + 2, simdjson::DEFAULT_MAX_DEPTH - 1)) return false;
@@ -342,6 +344,7 @@ class json_graph_reader : json_field_checks {
     return value_ref{*found, output};
   }
 
+  read_options options_;
   std::optional<id_table> ids_;
   shared_text_pool texts_;  // kernels and attrs: one block per distinct text
   std::vector<pending_input> pending_;
