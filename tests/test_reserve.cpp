@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "devpass/graph/graph.hpp"
 #include "devpass/graph/reserve.hpp"
@@ -78,6 +79,39 @@ bool kernel_has_huge_pages() {
 }
 
 const char* byte_at(const void* base, std::size_t offset) { return static_cast<const char*>(base) + offset; }
+#endif
+
+#if defined(__linux__)
+// How many of the 4 KiB pages wholly inside [from, from + bytes) are resident (mincore).
+std::size_t resident_pages(const void* from, std::size_t bytes) {
+  constexpr std::uintptr_t page = 4096;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(from) + page - 1) & ~(page - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(from) + bytes) & ~(page - 1);
+  if (end <= begin) return 0;
+  std::vector<unsigned char> in_core((end - begin) / page);
+  if (mincore(reinterpret_cast<void*>(begin), end - begin, in_core.data()) != 0) return 0;
+  std::size_t count = 0;
+  for (const unsigned char c : in_core) count += c & 1u;
+  return count;
+}
+std::size_t pages_inside(const void* from, std::size_t bytes) {
+  constexpr std::uintptr_t page = 4096;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(from) + page - 1) & ~(page - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(from) + bytes) & ~(page - 1);
+  return end > begin ? (end - begin) / page : 0;
+}
+
+// Whether this kernel populates on request (MADV_POPULATE_WRITE, Linux 5.14): else populate_room
+// is nothing, and these cases skip.
+bool kernel_populates() {
+  constexpr std::size_t bytes = std::size_t{1} << 20;
+  void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) return false;
+  detail::populate_pages(mapped, bytes);
+  const bool populated = resident_pages(mapped, bytes) == bytes / 4096;
+  munmap(mapped, bytes);
+  return populated;
+}
 #endif
 
 }  // namespace
@@ -166,5 +200,56 @@ TEST_CASE("reserve_nodes and read_graph: huge pages only when asked for") {
     CHECK_FALSE(advised(middle_of(read.m_edges)));
     CHECK(advised(middle_of(read_huge.m_edges)));
   }
+}
+#endif
+
+#if defined(__linux__)
+TEST_CASE("populate_room: faults in the room the next nodes and edges take, and no more") {
+  if (!kernel_populates()) return;
+  // About 40 MB of vertices: above glibc's largest mmap threshold, so always fresh, untouched
+  // memory (a smaller block may reuse pages an earlier test faulted in).
+  graph g = chain(3);
+  reserve_nodes(g, 200'000);
+  reserve_edges(g, 40'000);
+  const auto* room = g.m_vertices.data() + g.m_vertices.size();
+  const std::size_t vertex_size = sizeof(*g.m_vertices.data());
+  const std::size_t untouched = resident_pages(byte_at(room, 0), 199'997 * vertex_size);
+
+  populate_room(g, 5'000, 100);
+  const std::size_t asked = 5'000 * vertex_size;
+  CHECK(resident_pages(room, asked) == pages_inside(room, asked));
+  // Beyond it, no more than before (a page or so the allocator touched at the block's end).
+  CHECK(resident_pages(byte_at(room, asked + 4096), 199'997 * vertex_size - asked - 4096) <= untouched);
+  const auto* edge_room = g.m_edges.data() + g.m_edges.size();
+  const std::size_t edge_bytes = 100 * sizeof(*g.m_edges.data());
+  CHECK(resident_pages(edge_room, edge_bytes) == pages_inside(edge_room, edge_bytes));
+
+  // More than the room there is: only the room.
+  populate_room(g, 1'000'000, 0);
+  CHECK(resident_pages(room, 199'997 * vertex_size) == pages_inside(room, 199'997 * vertex_size));
+  CHECK(boost::num_vertices(g) == 3);  // nothing was added
+}
+
+TEST_CASE("room_populator: a chunk ahead of what a pass has added, never more") {
+  if (!kernel_populates()) return;
+  graph g = chain(3);
+  reserve_nodes(g, 200'000);  // fresh memory, as above
+  const auto* base = g.m_vertices.data();
+  const std::size_t vertex_size = sizeof(*g.m_vertices.data());
+  const auto resident_from = [&](std::size_t first, std::size_t count) {
+    return resident_pages(byte_at(base, first * vertex_size), count * vertex_size);
+  };
+  room_populator<graph> room(1'000);
+  room.step(g);  // vertices 3 .. 1003 faulted in
+  CHECK(resident_from(3, 1'000) == pages_inside(byte_at(base, 3 * vertex_size), 1'000 * vertex_size));
+  CHECK(resident_from(1'100, 5'000) == 0);
+  g.m_vertices.resize(900);
+  room.step(g);  // not due yet
+  CHECK(resident_from(1'100, 5'000) == 0);
+  g.m_vertices.resize(1'003);
+  room.step(g);  // due: the next 1000
+  CHECK(resident_from(1'003, 1'000) == pages_inside(byte_at(base, 1'003 * vertex_size), 1'000 * vertex_size));
+  CHECK(resident_from(2'100, 5'000) == 0);
+  CHECK(g.m_vertices.data() == base);  // the storage never moved
 }
 #endif

@@ -255,6 +255,7 @@ made_copies materialise_executorch_copies(G& g, const fused::plan& p, rewrite_st
   const std::size_t kept = p.h2d_sites.size() + p.d2h_kept;
   reserve_nodes(g, n + kept);
   reserve_edges(g, g.m_edges.size() + kept);
+  populate_room(g, kept, kept);  // each copy is one vertex and one edge
   made_copies made;
   // A copy of r.source, connected to it and counted.
   const auto make_copy = [&](const copy_request& r, std::uint64_t bytes) {

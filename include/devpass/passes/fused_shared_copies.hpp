@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "devpass/graph/graph.hpp"
+#include "devpass/graph/reserve.hpp"
 #include "devpass/passes/propagation_phases.hpp"
 
 namespace devpass::propagation {
@@ -107,8 +108,10 @@ one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o, bool 
   std::array<vertex, 8> touched_few;  // a node's touched producers, while they are few
   std::vector<vertex> touched_by;     // else: the node whose rewrites last touched each
   const vertex n = boost::num_vertices(g);
+  room_populator<G> room;
   vertex v = 0;
   for (; v < n; ++v) {
+    room.step(g);
     if (is_erased(g, v)) break;
     if (mark_values) mark_values_of(g, v);
     const std::uint32_t rules_here = shared_rules_at(g, v, skip_d2h);

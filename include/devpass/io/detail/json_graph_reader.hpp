@@ -113,6 +113,7 @@ class json_graph_reader : json_field_checks {
   void start_graph(graph& g, std::string_view name, std::size_t count) {
     g = graph();                                                 // cheap: the copy of an empty graph
     reserve_nodes(g, node_capacity_for(count), options_.pages);  // room for the copies passes add
+    populate_room(g, count, 0);                                  // the vertices about to be made, faulted in at once
     g.m_vertices.resize(count);                                  // every vertex up front: references may point forward
     g[boost::graph_bundle].name = std::string(name);
     ids_.emplace(count);
