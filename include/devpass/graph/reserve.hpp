@@ -21,20 +21,28 @@ namespace devpass {
 enum class page_advice : std::uint8_t { system_default, huge_pages };
 
 namespace detail {
+// madvise(advice) on the whole `page`-sized, `page`-aligned pages inside [data, data + bytes):
+// none when the block holds none. Linux; elsewhere nothing.
+inline void advise_whole_pages(const void* data, std::size_t bytes, std::uintptr_t page, int advice) noexcept {
+#if defined(__linux__)
+  const auto first = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t begin = (first + page - 1) & ~(page - 1);
+  const std::uintptr_t end = (first + bytes) & ~(page - 1);
+  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, advice);
+#else
+  (void)data, (void)bytes, (void)page, (void)advice;
+#endif
+}
+
 // Asks the kernel to back the 2 MiB-aligned part of [data, data + bytes) with transparent huge
 // pages (Linux's madvise(MADV_HUGEPAGE); elsewhere nothing). Advice only: where the system has
 // them off, or refuses, nothing changes; a block smaller than two huge pages gets none (small
 // graphs never split the heap's mappings).
 inline void advise_huge_pages(const void* data, std::size_t bytes) noexcept {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t huge_page = std::uintptr_t{2} << 20;
-  const auto first = reinterpret_cast<std::uintptr_t>(data);
-  const std::uintptr_t begin = (first + huge_page - 1) & ~(huge_page - 1);
-  const std::uintptr_t end = (first + bytes) & ~(huge_page - 1);
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#if defined(MADV_HUGEPAGE)
+  advise_whole_pages(data, bytes, std::uintptr_t{2} << 20, MADV_HUGEPAGE);
 #else
-  (void)data;
-  (void)bytes;
+  (void)data, (void)bytes;
 #endif
 }
 
@@ -42,20 +50,12 @@ inline void advise_huge_pages(const void* data, std::size_t bytes) noexcept {
 // madvise(MADV_POPULATE_WRITE); on an older kernel, or elsewhere, nothing: the pages then fault
 // in one at a time as they are written, as they always did).
 inline void populate_pages(const void* data, std::size_t bytes) noexcept {
-#if defined(__linux__)
-#ifdef MADV_POPULATE_WRITE
-  constexpr int populate_write = MADV_POPULATE_WRITE;
+#if defined(MADV_POPULATE_WRITE)
+  advise_whole_pages(data, bytes, 4096, MADV_POPULATE_WRITE);
+#elif defined(__linux__)
+  advise_whole_pages(data, bytes, 4096, 23);  // the kernel's value; older C libraries lack the name
 #else
-  constexpr int populate_write = 23;  // the kernel's value; older C libraries lack the name
-#endif
-  constexpr std::uintptr_t page = 4096;
-  const auto first = reinterpret_cast<std::uintptr_t>(data);
-  const std::uintptr_t begin = (first + page - 1) & ~(page - 1);
-  const std::uintptr_t end = (first + bytes) & ~(page - 1);
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, populate_write);
-#else
-  (void)data;
-  (void)bytes;
+  (void)data, (void)bytes;
 #endif
 }
 
