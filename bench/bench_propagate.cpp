@@ -269,8 +269,8 @@ int main(int argc, char** argv) {
         verify_run, check_run;
     run_result own_dp_run, own_et_run, own_hand_run, et_literal_run, own_et_literal_run, mlir_run;
     run_result dp_literal_run, own_dp_literal_run, own_check_run, et_huge_run, dp_huge_run;
-    et_huge_run.seconds = dp_huge_run.seconds = 1e300;
-    et_literal_run.seconds = own_et_literal_run.seconds = dp_literal_run.seconds = own_dp_literal_run.seconds = 1e300;
+    et_literal_run.seconds = own_et_literal_run.seconds = dp_literal_run.seconds = own_dp_literal_run.seconds =
+        et_huge_run.seconds = dp_huge_run.seconds = 1e300;
     flat_run.seconds = flat_fused_run.seconds = flat_shared_run.seconds = lean_run.seconds = graph_api_run.seconds =
         1e300;
     et_run.seconds = dp_run.seconds = dp_exact_run.seconds = verify_run.seconds = check_run.seconds = 1e300;

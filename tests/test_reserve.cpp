@@ -25,6 +25,10 @@ namespace {
 
 using namespace devpass;
 
+[[maybe_unused]] const char* byte_at(const void* base, std::size_t offset) {
+  return static_cast<const char*>(base) + offset;
+}
+
 graph chain(std::size_t nodes) {
   graph g;
   vertex last = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {tensor_spec{dtype::float32, {4}}}});
@@ -78,27 +82,31 @@ bool kernel_has_huge_pages() {
   return taken;
 }
 
-const char* byte_at(const void* base, std::size_t offset) { return static_cast<const char*>(base) + offset; }
 #endif
 
 #if defined(__linux__)
-// How many of the 4 KiB pages wholly inside [from, from + bytes) are resident (mincore).
-std::size_t resident_pages(const void* from, std::size_t bytes) {
+// The 4 KiB pages wholly inside [from, from + bytes): the first one's address and how many.
+struct page_run {
+  std::uintptr_t begin = 0;
+  std::size_t count = 0;
+};
+page_run pages_of(const void* from, std::size_t bytes) {
   constexpr std::uintptr_t page = 4096;
   const auto begin = (reinterpret_cast<std::uintptr_t>(from) + page - 1) & ~(page - 1);
   const auto end = (reinterpret_cast<std::uintptr_t>(from) + bytes) & ~(page - 1);
-  if (end <= begin) return 0;
-  std::vector<unsigned char> in_core((end - begin) / page);
-  if (mincore(reinterpret_cast<void*>(begin), end - begin, in_core.data()) != 0) return 0;
+  return {begin, end > begin ? (end - begin) / page : 0};
+}
+std::size_t pages_inside(const void* from, std::size_t bytes) { return pages_of(from, bytes).count; }
+
+// How many of those pages are resident (mincore).
+std::size_t resident_pages(const void* from, std::size_t bytes) {
+  const page_run run = pages_of(from, bytes);
+  if (run.count == 0) return 0;
+  std::vector<unsigned char> in_core(run.count);
+  if (mincore(reinterpret_cast<void*>(run.begin), run.count * 4096, in_core.data()) != 0) return 0;
   std::size_t count = 0;
   for (const unsigned char c : in_core) count += c & 1u;
   return count;
-}
-std::size_t pages_inside(const void* from, std::size_t bytes) {
-  constexpr std::uintptr_t page = 4096;
-  const auto begin = (reinterpret_cast<std::uintptr_t>(from) + page - 1) & ~(page - 1);
-  const auto end = (reinterpret_cast<std::uintptr_t>(from) + bytes) & ~(page - 1);
-  return end > begin ? (end - begin) / page : 0;
 }
 
 // Keeps the kernel from backing `storage` with transparent huge pages where the system would on

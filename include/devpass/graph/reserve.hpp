@@ -109,17 +109,19 @@ class room_populator {
  public:
   explicit room_populator(std::size_t chunk = 4096) : chunk_(chunk) {}
   void step(const G& g) {
-    if (g.m_vertices.size() >= nodes_until_) {
-      detail::populate_after_end(g.m_vertices, chunk_);
-      nodes_until_ = g.m_vertices.size() + chunk_;
-    }
-    if (g.m_edges.size() >= edges_until_) {
-      detail::populate_after_end(g.m_edges, chunk_);
-      edges_until_ = g.m_edges.size() + chunk_;
-    }
+    keep_ahead(g.m_vertices, nodes_until_);
+    keep_ahead(g.m_edges, edges_until_);
   }
 
  private:
+  // The next chunk of `storage`'s room, once its size reaches `until` (then moved on a chunk).
+  template <class Vector>
+  void keep_ahead(const Vector& storage, std::size_t& until) const {
+    if (storage.size() < until) return;
+    detail::populate_after_end(storage, chunk_);
+    until = storage.size() + chunk_;
+  }
+
   std::size_t chunk_, nodes_until_ = 0, edges_until_ = 0;
 };
 
