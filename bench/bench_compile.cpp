@@ -3,13 +3,16 @@
 //     and the same over a compiler's own IR (examples/own_graph/);
 //   - a TU that calls the pass through its declarations (propagate_device_fwd.hpp), compiled in
 //     another TU;
+//   - the devpass policy's job written by hand on the same graph, and the framework compiled for
+//     that policy alone: the floor under the pipeline's goal;
 //   - what Boost.Hana's reflection of the policy knobs costs a TU that uses it (a driver);
 //   - TUs with a rule table of 10, 50, 100 and 200 distinct rules applied by the driver, and the
 //     cost of each added rule between those sizes (equal figures: the growth is linear);
 //   - a TU that only includes the graph model, for reference.
 // Each TU is compiled with the project's C++ compiler at -O2 -c; the best of 3 runs is reported.
 // `bench_compile --write DIR` only writes the TUs to DIR (graph_only.cpp, pipeline.cpp,
-// declared_pipeline.cpp, rules_<n>.cpp), to time or profile them by hand (-ftime-report, clang's -ftime-trace).
+// declared_pipeline.cpp, hand_written.cpp, devpass_policy_pipeline.cpp, rules_<n>.cpp), to time
+// or profile them by hand (-ftime-report, clang's -ftime-trace).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -81,6 +84,18 @@ const char* const policy_reflection_tu =
     "std::size_t run(const devpass::propagate_options& o) {\n"
     "  return devpass::reflection::policy_json<devpass::policy_from_options>(o).size(); }\n";
 
+// The devpass policy's job written by hand on the same graph (bench/graph_api_propagation.hpp:
+// one sweep, no rules, no checks, no counters), against the framework compiled for that policy
+// alone: what the framework's code costs over the job's own (docs/performance.md, "The pipeline
+// TU against the job written by hand").
+const char* const hand_written_tu =
+    "#include <graph_api_propagation.hpp>\n"
+    "std::size_t run(devpass::graph& g) { return devpass::bench::graph_api_propagate_shared(g).h2d; }\n";
+const char* const devpass_policy_pipeline_tu =
+    "#include <devpass/passes/propagate_device.hpp>\n"
+    "std::size_t run(devpass::graph& g, const devpass::propagate_options& o) {\n"
+    "  return devpass::propagate_device_with<devpass::propagate_policy>(g, o).after.copies(); }\n";
+
 const char* const graph_only_tu =
     "#include <devpass/graph/graph.hpp>\n"
     "std::size_t run(devpass::graph& g) { return devpass::topological_order(g).size(); }\n";
@@ -88,9 +103,11 @@ const char* const graph_only_tu =
 double compile_seconds(const fs::path& dir, const std::string& name, const std::string& source) {
   const fs::path file = dir / (name + ".cpp");
   std::ofstream(file) << source;
-  const std::string command = std::string(DEVPASS_CXX) + " -std=c++20 -O2 -c -I" + DEVPASS_INCLUDE + " -I" +
-                              DEVPASS_OWN_GRAPH_INCLUDE + " -I" + DEVPASS_BOOST_INCLUDE + " " + file.string() + " -o " +
-                              (dir / (name + ".o")).string();
+  std::ostringstream line;  // (a chain of string operator+ here trips g++ 12's -Warray-bounds)
+  line << DEVPASS_CXX << " -std=c++20 -O2 -c -I" << DEVPASS_INCLUDE << " -I" << DEVPASS_OWN_GRAPH_INCLUDE << " -I"
+       << DEVPASS_BENCH_INCLUDE << " -I" << DEVPASS_BOOST_INCLUDE << " " << file.string() << " -o "
+       << (dir / (name + ".o")).string();
+  const std::string command = line.str();
   return devpass::bench::best_seconds(3, [&] {
     if (std::system(command.c_str()) != 0) {
       std::fprintf(stderr, "bench compile: '%s' failed\n", command.c_str());
@@ -115,6 +132,8 @@ int main(int argc, char** argv) {
     std::ofstream(out / "pipeline.cpp") << pipeline_tu;
     std::ofstream(out / "own_graph_pipeline.cpp") << own_graph_pipeline_tu;
     std::ofstream(out / "declared_pipeline.cpp") << declared_pipeline_tu;
+    std::ofstream(out / "hand_written.cpp") << hand_written_tu;
+    std::ofstream(out / "devpass_policy_pipeline.cpp") << devpass_policy_pipeline_tu;
     std::ofstream(out / "options_only.cpp") << options_only_tu;
     std::ofstream(out / "policy_reflection.cpp") << policy_reflection_tu;
     for (const int n : rule_counts) std::ofstream(out / ("rules_" + std::to_string(n) + ".cpp")) << rules_tu(n);
@@ -139,6 +158,14 @@ int main(int argc, char** argv) {
   emit("default_pipeline_over_graph_model_only", pipeline / graph_only, "ratio");
   emit("own_graph_pipeline_over_graph_model_only", own_graph_pipeline / graph_only, "ratio");
   emit("declared_pipeline_over_graph_model_only", declared_pipeline / graph_only, "ratio");
+  // The floor under the first goal: one policy's job by hand, and the framework for that policy.
+  const double hand_written = compile_seconds(dir, "hand_written", hand_written_tu);
+  const double devpass_policy = compile_seconds(dir, "devpass_policy_pipeline", devpass_policy_pipeline_tu);
+  emit("hand_written_devpass_policy_seconds", hand_written, "s");
+  emit("devpass_policy_pipeline_seconds", devpass_policy, "s");
+  emit("hand_written_devpass_policy_over_graph_model_only", hand_written / graph_only, "ratio");
+  emit("devpass_policy_pipeline_over_graph_model_only", devpass_policy / graph_only, "ratio");
+  emit("devpass_policy_pipeline_over_hand_written", devpass_policy / hand_written, "ratio");
   const double options_only = compile_seconds(dir, "options_only", options_only_tu);
   const double reflected = compile_seconds(dir, "policy_reflection", policy_reflection_tu);
   emit("propagate_options_only_seconds", options_only, "s");

@@ -4,8 +4,10 @@
 // job (a copy per slot, then elision), flat_fused_baseline the same job with the elided copies
 // never made (executorch_policy_vs_flat_fused_<n>), flat_shared_baseline the devpass policy's job (one copy
 // per value and device); graph_api_shared is that job written by hand on the devpass graph (no
-// rules, no census), lean_graph_shared on an adjacency_list with the smallest node property. The bench fails unless
-// each agrees with its policy on the copy counts.
+// rules, no census), lean_graph_shared on an adjacency_list with the smallest node property, and
+// lean_graph_executorch_fused the executorch job (elided copies never made) on that graph: what
+// any model of the graph concept could reach (*_over_lean_graph_executorch_fused_<n>). The bench
+// fails unless each agrees with its policy on the copy counts.
 // Each timed run happens in its own child process forked from the one that built the graphs
 // (bench_report.hpp, in_fresh_process): every run starts from the same heap. A run's peak RSS
 // includes what its child inherited (peak_rss_base: the source graph and its flat form).
@@ -156,11 +158,19 @@ run_result time_lean(const devpass::graph& source) {
       },
       devpass::bench::lean_propagate_shared);
 }
+// The executorch policy's job, fused, by hand on the same lean graph.
+run_result time_lean_executorch(const devpass::graph& source) {
+  return measure<devpass::bench::lean_graph>(
+      [&](devpass::bench::lean_graph& g) {
+        devpass::bench::fill_lean(g, source, devpass::node_capacity_for(boost::num_vertices(source)));
+      },
+      devpass::bench::lean_propagate_executorch_fused);
+}
 
 // The compiler's own IR (examples/own_graph/), converted from `source` with the same room.
 auto own_graph_of(const devpass::graph& source) {
   return [&source](mycc::ir_graph& g) {
-    g = mycc::from_devpass(source, devpass::node_capacity_for(boost::num_vertices(source)));
+    mycc::fill_from_devpass(g, source, devpass::node_capacity_for(boost::num_vertices(source)));
   };
 }
 // A policy through the framework on the compiler's own IR.
@@ -268,9 +278,9 @@ int main(int argc, char** argv) {
     run_result flat_run, flat_fused_run, flat_shared_run, lean_run, graph_api_run, et_run, dp_run, dp_exact_run,
         verify_run, check_run;
     run_result own_dp_run, own_et_run, own_hand_run, et_literal_run, own_et_literal_run, mlir_run;
-    run_result dp_literal_run, own_dp_literal_run, own_check_run, et_huge_run, dp_huge_run;
+    run_result dp_literal_run, own_dp_literal_run, own_check_run, et_huge_run, dp_huge_run, lean_et_run;
     et_literal_run.seconds = own_et_literal_run.seconds = dp_literal_run.seconds = own_dp_literal_run.seconds =
-        et_huge_run.seconds = dp_huge_run.seconds = 1e300;
+        et_huge_run.seconds = dp_huge_run.seconds = lean_et_run.seconds = 1e300;
     flat_run.seconds = flat_fused_run.seconds = flat_shared_run.seconds = lean_run.seconds = graph_api_run.seconds =
         1e300;
     et_run.seconds = dp_run.seconds = dp_exact_run.seconds = verify_run.seconds = check_run.seconds = 1e300;
@@ -285,6 +295,7 @@ int main(int argc, char** argv) {
       keep_best(flat_fused_run, time_flat(flat, flat_job::executorch_fused));
       keep_best(flat_shared_run, time_flat(flat, flat_job::devpass));
       keep_best(lean_run, time_lean(source));
+      keep_best(lean_et_run, time_lean_executorch(source));
       keep_best(graph_api_run, time_graph_api(source));
       keep_best(et_run, time_policy(source, devpass::copy_policy::executorch));
       keep_best(dp_run, time_policy(source, devpass::copy_policy::devpass));
@@ -313,8 +324,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench propagate: the fused and literal devpass paths disagree on %zu nodes\n", nodes);
       return 1;
     }
-    if (!et_run.same_copies(flat_run) || !flat_fused_run.same_copies(flat_run)) {
-      std::fprintf(stderr, "bench propagate: executorch policy and the flat baselines disagree on %zu nodes\n", nodes);
+    if (!et_run.same_copies(flat_run) || !flat_fused_run.same_copies(flat_run) || !lean_et_run.same_copies(flat_run)) {
+      std::fprintf(stderr,
+                   "bench propagate: executorch policy and its baselines (flat, lean graph) disagree on %zu nodes\n",
+                   nodes);
       return 1;
     }
     if (has_mlir_peer && !mlir_run.same_copies(et_run)) {
@@ -340,6 +353,13 @@ int main(int argc, char** argv) {
     emit("executorch_policy_vs_flat_fused_" + n, et_run.seconds / flat_fused_run.seconds, "ratio");
     emit("flat_shared_baseline_" + n + "_seconds", flat_shared_run.seconds, "s");
     emit("lean_graph_shared_" + n + "_seconds", lean_run.seconds, "s");
+    // The executorch job on the leanest adjacency_list: the representation's own cost, under the
+    // framework on either model (executorch_policy_* and own_graph_executorch_policy_* over it).
+    emit("lean_graph_executorch_fused_" + n + "_seconds", lean_et_run.seconds, "s");
+    emit("lean_graph_executorch_fused_vs_flat_fused_" + n, lean_et_run.seconds / flat_fused_run.seconds, "ratio");
+    emit("executorch_policy_over_lean_graph_executorch_fused_" + n, et_run.seconds / lean_et_run.seconds, "ratio");
+    emit("own_graph_executorch_policy_over_lean_graph_executorch_fused_" + n, own_et_run.seconds / lean_et_run.seconds,
+         "ratio");
     emit("graph_api_shared_" + n + "_seconds", graph_api_run.seconds, "s");
     emit("executorch_policy_" + n + "_seconds", et_run.seconds, "s");
     emit("devpass_policy_" + n + "_seconds", dp_run.seconds, "s");
@@ -416,6 +436,9 @@ int main(int argc, char** argv) {
       emit("mlir_greedy_executorch_job_seconds_" + n, mlir_run.seconds, "s");
       emit("mlir_greedy_insert_walk_seconds_" + n, mlir_run.insert_seconds, "s");  // of the job's time
       emit("executorch_policy_speedup_over_mlir_greedy_" + n, mlir_run.seconds / et_run.seconds, "ratio");
+      // The most that speedup can be on an adjacency_list: the same job by hand on the lean graph.
+      emit("lean_graph_executorch_fused_speedup_over_mlir_greedy_" + n, mlir_run.seconds / lean_et_run.seconds,
+           "ratio");
       emit("mlir_greedy_vs_flat_" + n, mlir_run.seconds / flat_run.seconds, "ratio");
       emit("peak_rss_mlir_greedy_" + n, static_cast<double>(mlir_run.peak_rss_kib), "KiB");
     }

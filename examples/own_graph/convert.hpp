@@ -4,6 +4,7 @@
 #pragma once
 
 #include "devpass/graph/graph.hpp"
+#include "devpass/graph/reserve.hpp"
 #include "own_graph.hpp"
 
 namespace mycc {
@@ -23,12 +24,17 @@ namespace mycc {
   return opcode::host_op;
 }
 
-// With room for `capacity` vertices (as devpass's reader reserves: node_capacity_for).
-[[nodiscard]] inline ir_graph from_devpass(const devpass::graph& source, std::size_t capacity = 0) {
-  ir_graph g;
-  g.m_vertices.reserve(std::max(capacity, boost::num_vertices(source)));
+// Fills `g` (empty) with `source`'s nodes and edges, with room for `capacity` vertices and for
+// an edge each (as devpass's reader reserves: node_capacity_for). In place, because an
+// adjacency_list has no move: assigning a returned graph (`g = from_devpass(...)`) copies it
+// vertex by vertex into storage of its own growth, and the module's value table into one of
+// exactly its size, so the room would be lost.
+inline void fill_from_devpass(ir_graph& g, const devpass::graph& source, std::size_t capacity = 0) {
+  const std::size_t nodes = boost::num_vertices(source);
+  devpass::reserve_nodes(g, std::max(capacity, nodes));
+  devpass::reserve_edges(g, boost::num_edges(source) + (capacity > nodes ? capacity - nodes : 0));
   module& m = g[boost::graph_bundle];
-  m.values.reserve(g.m_vertices.capacity() + boost::num_vertices(source) / 4);
+  m.values.reserve(g.m_vertices.capacity() + nodes / 4);
   for (const auto v : boost::make_iterator_range(boost::vertices(source))) {
     const devpass::node& n = source[v];
     op_node node{opcode_of(n.op),
@@ -46,6 +52,12 @@ namespace mycc {
   }
   for (const auto e : boost::make_iterator_range(boost::edges(source)))
     boost::add_edge(boost::source(e, source), boost::target(e, source), source[e], g);
+}
+
+// The same as a new graph (initialise with it: `ir_graph g = from_devpass(source);` keeps the room).
+[[nodiscard]] inline ir_graph from_devpass(const devpass::graph& source, std::size_t capacity = 0) {
+  ir_graph g;
+  fill_from_devpass(g, source, capacity);
   return g;
 }
 

@@ -168,8 +168,9 @@ class cuda_allocator final : public device_allocator {
   void do_copy_device_to_host(void* dst, const void* src, std::uint64_t bytes, std::string_view node) override {
     device_scope scope(device_, node);
     // Pinned or pageable, one cudaMemcpyAsync: for pageable memory the driver's own staging beat
-    // ours (two pinned chunks, the memcpy out of one overlapping the DMA into the other) on an
-    // H200, 13.0 GB/s to 7.7 (bench_runtime, d2h_pageable_vs_raw). The copy has finished on return.
+    // ours (two pinned chunks, the memcpy out of one overlapping the DMA into the other) when
+    // measured (bench_runtime's d2h_pageable_vs_raw; docs/performance.md, "Runtime"). The copy
+    // has finished on return.
     check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream()), "cudaMemcpyAsync d2h", node, device_);
     // While a CUDA graph is captured nothing runs yet: whoever launches it waits for it instead.
     if (!capturing(node)) check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize", node, device_);

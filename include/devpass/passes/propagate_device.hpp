@@ -64,8 +64,7 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   // mark that contradicts its producer (e.g. left by a legacy-mode run) would send copies the wrong
   // way or never converge, and a copy the file holds that reads from the wrong device stays wrong.
   // Refused, naming node and field, before anything changes. The same sweep counts the copies
-  // before the pass (a second sweep read every vertex again: a few percent of the devpass
-  // policy's run on a lean IR of 1M nodes) and gathers the seed of the rewrite states the phases
+  // before the pass (a second sweep would read every vertex again) and gathers the seed of the rewrite states the phases
   // make nodes with (devpass::graph: its ids' suffixes, which its id allocator would otherwise
   // read every node again for; docs/performance.md, "The id allocator's scan, in the input
   // check's sweep"). When the fused executorch plan is the first phase to look at the graph, it
@@ -77,7 +76,7 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   seeded_options<Options, G> effective{options, &input};
   // The devpass insertion never makes a round trip: it copies a device value straight to where it
   // is read (a d2d between devices), and only host readers get a d2h. So on a graph with no copy
-  // in it there is nothing to elide, and the elision sweep (a tenth of the pass) is skipped. Tested:
+  // in it there is nothing to elide, and the elision sweep is skipped. Tested:
   // tests/test_propagate_properties.cpp runs the elision table after such runs.
   if (effective.policy == copy_policy::devpass && input.before.copies() == 0) effective.elide = false;
   // What the phases report added up: the copies they made and the nodes they removed.
