@@ -196,3 +196,26 @@ TEST_CASE("own graph: patterns explain themselves with the model's names") {
   CHECK(pattern::explain(delegate, g, value_ref{r, 0}) == "node 'r' is call, expected delegate");
   CHECK_FALSE(pattern::explain(call(any), g, value_ref{r, 0}));
 }
+
+// The conversion reserves room for the copies a pass adds, and keeps it only where the graph is
+// built in place: an adjacency_list has no move, so assigning a returned graph copies it into
+// storage of its own growth (the bench lost its room that way: docs/graph-concept.md, "Room for
+// the copies").
+TEST_CASE("own graph: fill_from_devpass and from_devpass keep the room they reserve") {
+  const devpass::graph source = read_graph_file(devpass::testing_support::graph_path("cases/multi_output.json"));
+  const std::size_t nodes = boost::num_vertices(source), capacity = nodes + 100;
+  mycc::ir_graph filled;
+  mycc::fill_from_devpass(filled, source, capacity);
+  CHECK(boost::num_vertices(filled) == nodes);
+  CHECK(filled.m_vertices.capacity() >= capacity);
+  CHECK(filled.m_edges.capacity() >= boost::num_edges(source) + 100);
+  CHECK(filled[boost::graph_bundle].values.capacity() >= capacity);
+  const mycc::ir_graph initialised = mycc::from_devpass(source, capacity);  // the returned graph itself
+  CHECK(initialised.m_vertices.capacity() >= capacity);
+  CHECK(summary(initialised) == summary(filled));
+  mycc::ir_graph assigned;
+  assigned = mycc::from_devpass(source, capacity);  // a copy: the same graph, not the same room
+  CHECK(summary(assigned) == summary(filled));
+  // The trap the docs describe: if Boost.Graph ever moves graphs, this fails and the docs change.
+  CHECK(assigned.m_vertices.capacity() < capacity);
+}
