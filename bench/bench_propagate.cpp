@@ -81,8 +81,7 @@ run_result measure(Prepare&& prepare, Run&& run) {
 void reserve_as_read(devpass::graph& g, const devpass::graph& source,
                      devpass::page_advice pages = devpass::page_advice::system_default) {
   const std::size_t nodes = boost::num_vertices(source);
-  devpass::reserve_nodes(g, devpass::node_capacity_for(nodes), pages);
-  devpass::reserve_edges(g, boost::num_edges(source) + (devpass::node_capacity_for(nodes) - nodes), pages);
+  devpass::reserve_room(g, nodes, boost::num_edges(source), devpass::node_capacity_for(nodes), pages);
 }
 
 // How the copy a run propagates is made (not timed).

@@ -31,8 +31,7 @@ using lean_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidire
 // each (as read_graph reserves a graph it reads).
 inline void fill_lean(lean_graph& lean, const graph& g, std::size_t capacity) {
   const std::size_t nodes = boost::num_vertices(g);
-  reserve_nodes(lean, capacity);
-  reserve_edges(lean, boost::num_edges(g) + (capacity > nodes ? capacity - nodes : 0));
+  reserve_room(lean, nodes, boost::num_edges(g), capacity);
   for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
     if (g[v].outputs.size() > 0xFFFF) throw std::length_error("fill_lean: a node of more than 65535 outputs");
     lean[boost::add_vertex(lean)] =

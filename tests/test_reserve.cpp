@@ -160,6 +160,18 @@ TEST_CASE("reserve_nodes and reserve_edges: room allocated once, the graph uncha
 }
 
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
+TEST_CASE("reserve_room: room for `capacity` nodes, and an edge for each node of room") {
+  graph empty;
+  reserve_room(empty, 100, 300, node_capacity_for(100));
+  CHECK(empty.m_vertices.capacity() == node_capacity_for(100));
+  CHECK(empty.m_edges.capacity() == 300 + (node_capacity_for(100) - 100));
+  CHECK(boost::num_vertices(empty) == 0);
+  graph tight;
+  reserve_room(tight, 100, 300, 50);  // a capacity under the count: the count, and no edge room
+  CHECK(tight.m_vertices.capacity() == 100);
+  CHECK(tight.m_edges.capacity() == 300);
+}
+
 TEST_CASE("advise_huge_pages: only the whole 2 MiB pages inside the block") {
   if (!kernel_has_huge_pages()) return;
   constexpr std::size_t mib = std::size_t{1} << 20;

@@ -31,8 +31,7 @@ namespace mycc {
 // exactly its size, so the room would be lost.
 inline void fill_from_devpass(ir_graph& g, const devpass::graph& source, std::size_t capacity = 0) {
   const std::size_t nodes = boost::num_vertices(source);
-  devpass::reserve_nodes(g, std::max(capacity, nodes));
-  devpass::reserve_edges(g, boost::num_edges(source) + (capacity > nodes ? capacity - nodes : 0));
+  devpass::reserve_room(g, nodes, boost::num_edges(source), capacity);
   module& m = g[boost::graph_bundle];
   m.values.reserve(g.m_vertices.capacity() + nodes / 4);
   for (const auto v : boost::make_iterator_range(boost::vertices(source))) {

@@ -88,6 +88,17 @@ void reserve_edges(G& g, std::size_t capacity, page_advice advice = page_advice:
   detail::reserve_storage(g.m_edges, capacity, advice);
 }
 
+// Room for the copies a pass adds to a graph of `nodes` nodes and `edges` edges: vertex storage for
+// `capacity` nodes (node_capacity_for(nodes), as read_graph reserves) and edge storage for the
+// graph's edges and one more per node of room (a copy reads one value). For a model filled from
+// elsewhere; allocated before it is filled, as reserve_nodes says.
+template <class G>
+void reserve_room(G& g, std::size_t nodes, std::size_t edges, std::size_t capacity,
+                  page_advice advice = page_advice::system_default) {
+  reserve_nodes(g, capacity > nodes ? capacity : nodes, advice);
+  reserve_edges(g, edges + (capacity > nodes ? capacity - nodes : 0), advice);
+}
+
 // Faults in, in one request to the kernel, the reserved storage the next `nodes` vertices and
 // `edges` edges added to g will be written to (at most the room there is): for a pass that knows
 // how many it is about to add. Nothing changes but when the pages are faulted in: one by one as
