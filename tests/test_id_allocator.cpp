@@ -176,3 +176,49 @@ TEST_CASE("id_allocator: a seed that saw more vertices than the graph has (compa
   id_allocator ids(g, seen);
   CHECK(ids.make_derived(0, "a@d2h") == "a@d2h#2");  // found by reading every node again
 }
+
+TEST_CASE("id_allocator: candidates are free only without '@' ids, and the nodes named with them are seen after") {
+  graph g;
+  const vertex a = add(g, "a");
+  const vertex b = add(g, "b");
+  SUBCASE("no '@' id in the graph, none issued: free, and the next request reads the ids taken") {
+    id_allocator ids(g, seed_of(g));
+    REQUIRE(ids.candidates_free());
+    // The caller names its copies with its candidates, without asking...
+    (void)add(g, "a@h2d.0", op_kind::h2d_copy);
+    (void)add(g, "b:1@d2h", op_kind::d2h_copy);
+    // ... and the allocator then finds them as it finds any existing id.
+    CHECK(ids.make_derived(a, "a@h2d.0") == "a@h2d.0#2");
+    CHECK(ids.make_derived(b, "b:1@d2h") == "b:1@d2h#2");
+    CHECK(ids.make("a@h2d.1") == "a@h2d.1");
+    // Having issued ids, it no longer says candidates are free.
+    CHECK_FALSE(ids.candidates_free());
+  }
+  SUBCASE("without a seed: the allocator reads the graph itself") {
+    id_allocator ids(g);
+    CHECK(ids.candidates_free());
+    CHECK(ids.candidates_free());  // asking again changes nothing
+  }
+  SUBCASE("an '@' id in the graph, of any suffix: not free") {
+    (void)add(g, "user@name");
+    id_allocator seeded(g, seed_of(g));
+    CHECK_FALSE(seeded.candidates_free());
+    id_allocator scanning(g);
+    CHECK_FALSE(scanning.candidates_free());
+  }
+  SUBCASE("an '@' id added after the seed's sweep: not free") {
+    const id_suffixes seen = seed_of(g);
+    (void)add(g, "a@d2h", op_kind::d2h_copy);
+    id_allocator ids(g, seen);
+    CHECK_FALSE(ids.candidates_free());
+    CHECK(ids.make_derived(a, "a@d2h") == "a@d2h#2");
+  }
+  SUBCASE("after make_derived or make: not free") {
+    id_allocator derived(g);
+    REQUIRE(derived.make_derived(a, "a@d2h") == "a@d2h");  // issued, the node not added yet
+    CHECK_FALSE(derived.candidates_free());
+    id_allocator made(g);
+    REQUIRE(made.make("z@x") == "z@x");
+    CHECK_FALSE(made.candidates_free());
+  }
+}

@@ -135,7 +135,8 @@ struct graph_model<graph> {
   }
   // A copy named after what it copies or feeds, unique by the id allocator: "x@h2d[cuda:0]",
   // "x:1@d2h", "k@h2d.2". The device goes in brackets: an id may not end in ":<digits>" (files
-  // read that as an output). Ids is id_allocator, complete where a rewrite runs.
+  // read that as an output). Ids is id_allocator, complete where a rewrite runs, or
+  // candidate_ids where the allocator said every candidate is free (graph_model.hpp).
   template <class Ids>
   static vertex add_copy(graph& g, Ids& ids, const copy_request& r) {
     // Named after the use it feeds (its consumer), or after the value it copies (its producer).

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -315,6 +316,33 @@ vertex add_copy_vertex(G& g, rewrite_state_t<G>& state, const copy_request& r) {
     return graph_model<G>::add_copy(g, state, r);
   else
     return graph_model<G>::add_copy(g, r);
+}
+// The rewrite state a model's add_copy may take instead of its own where every candidate id is
+// free: each candidate as it is (devpass::graph's add_copy takes either).
+struct candidate_ids {
+  static std::string make_derived(vertex, std::string candidate) { return candidate; }
+};
+// Whether the copies a caller is about to make may take their candidate ids as they are: asked of
+// a state that can tell (id_allocator::candidates_free), for a caller whose candidates differ
+// from each other (one copy per delegate slot, or per value and device). False for any other.
+template <class G>
+[[nodiscard]] bool candidates_free(rewrite_state_t<G>& state) {
+  if constexpr (requires { state.candidates_free(); })
+    return state.candidates_free();
+  else
+    return false;
+}
+// add_copy_vertex, the copy named with its candidate id as it is where candidates_free said so
+// and the model's add_copy takes candidate_ids.
+template <class G>
+vertex add_copy_vertex(G& g, rewrite_state_t<G>& state, const copy_request& r, bool candidate_is_free) {
+  if constexpr (requires(candidate_ids as_asked) { graph_model<G>::add_copy(g, as_asked, r); }) {
+    if (candidate_is_free) {
+      candidate_ids as_asked;
+      return graph_model<G>::add_copy(g, as_asked, r);
+    }
+  }
+  return add_copy_vertex(g, state, r);
 }
 // Keeps a source's (input's or constant's) own device in step with its value, in models that
 // store one (devpass::graph: the file format's input device is where the caller provides it).

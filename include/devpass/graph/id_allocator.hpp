@@ -109,6 +109,21 @@ class id_allocator {
     return candidate;
   }
 
+  // For a caller about to name nodes with candidates that differ from each other (the fused
+  // paths: one copy per delegate slot, or per value and device): true when every candidate
+  // containing '@' is free as it is, because no live id of the graph contains '@' and this
+  // allocator has issued none. The caller then takes its candidates without asking: make and
+  // make_derived would return each unchanged, after checks that cost about as much as the rest
+  // of making a copy's vertex (docs/performance.md, "Copies named without asking"). The next
+  // request reads the ids of the nodes added from here on from the graph, as it reads any
+  // existing id.
+  [[nodiscard]] bool candidates_free() {
+    if (!scanned_) scan();
+    if (mixed_ || !derived_.empty() || all_hashed_ || !suffixes_.found().empty()) return false;
+    scanned_ = false;  // the next request scans from suffixes_.end(): the nodes added from here on
+    return true;
+  }
+
  private:
   struct derived_entry {
     std::uint64_t hash;

@@ -257,9 +257,12 @@ made_copies materialise_executorch_copies(G& g, const fused::plan& p, rewrite_st
   reserve_edges(g, g.m_edges.size() + kept);
   populate_room(g, kept, kept);  // each copy is one vertex and one edge
   made_copies made;
+  // The candidate ids differ from each other (one per delegate slot, one per value): where the
+  // model's allocator says every candidate is free, the copies take theirs without asking it.
+  const bool ids_free = candidates_free<G>(ids);
   // A copy of r.source, connected to it and counted.
   const auto make_copy = [&](const copy_request& r, std::uint64_t bytes) {
-    const vertex copy = add_copy_vertex(g, ids, r);
+    const vertex copy = add_copy_vertex(g, ids, r, ids_free);
     made.copies.add(r.kind, bytes);
     connect(g, r.source, copy, 0);
     return copy;

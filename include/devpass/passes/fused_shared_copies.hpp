@@ -109,6 +109,9 @@ one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o, bool 
   std::vector<vertex> touched_by;     // else: the node whose rewrites last touched each
   const vertex n = boost::num_vertices(g);
   room_populator<G> room;
+  // The sweep makes one copy per value, kind and device (shared_copy finds any there is first),
+  // named after all three: its candidate ids differ from each other.
+  ctx.candidate_ids_free = candidates_free<G>(ctx.ids);
   vertex v = 0;
   for (; v < n; ++v) {
     room.step(g);
@@ -163,6 +166,7 @@ one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o, bool 
     }
     counted.matches_tried += std::size_t{arity} * rules_here;  // the visit that finds nothing more
   }
+  ctx.candidate_ids_free = false;  // the driver asks the allocator, which then reads the sweep's copies
   if (v < n) (void)rules::apply_rules(devpass_copy_table, ctx, {.bound = bound, .resume_at = v, .sweep_end = n});
   one_sweep_result done;
   done.result = table_result(counted, ctx);

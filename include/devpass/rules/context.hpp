@@ -89,10 +89,14 @@ struct rewrite_context : detail::trace_member<Tracing> {
   std::vector<vertex> revisit;  // filled by actions, drained by the driver
   copy_census copies_made;      // the copies add() made
   copy_index copies;            // the copies of each value found or made so far (find_copy)
+  // Set by a caller whose copies' candidate ids differ from each other, where the rewrite state
+  // said each is free (graph_model.hpp, candidates_free): add_copy then names each copy with its
+  // candidate as it is. The caller clears it before anything else makes nodes through the context.
+  bool candidate_ids_free = false;
 
   // A copy of r.source, connected to it (graph_model.hpp, copy_request).
   vertex add_copy(const copy_request& r) {
-    const vertex v = add_copy_vertex(g, ids, r);
+    const vertex v = add_copy_vertex(g, ids, r, candidate_ids_free);
     copies_made.add(r.kind, value_bytes(g, value_ref{v, 0}));  // counted now, while the node is in cache
     connect(g, r.source, v, 0);
     ++counters.nodes_added;
