@@ -10,6 +10,7 @@
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
+#include <cassert>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -310,12 +311,25 @@ template <class G>
 [[nodiscard]] constexpr decltype(auto) node_name(const G& g, vertex v) {
   return graph_model<G>::name(g, v);
 }
+namespace detail {
+// What the passes take from add_copy's contract without looking again (the fused paths mark no
+// copy): the copy's one value is marked where the copy writes it. Checked in debug builds.
+template <class G>
+vertex checked_copy(const G& g, vertex copy, const copy_request& r) {
+  assert(output_count(g, copy) == 1 &&
+         marked_device(g, value_ref{copy, 0}) == (r.kind == op_kind::d2h_copy ? cpu_device : r.side) &&
+         "devpass: graph_model::add_copy must mark the copy's value where the copy writes it");
+  (void)g, (void)r;
+  return copy;
+}
+}  // namespace detail
+
 template <class G>
 vertex add_copy_vertex(G& g, rewrite_state_t<G>& state, const copy_request& r) {
   if constexpr (requires { graph_model<G>::add_copy(g, state, r); })
-    return graph_model<G>::add_copy(g, state, r);
+    return detail::checked_copy(g, graph_model<G>::add_copy(g, state, r), r);
   else
-    return graph_model<G>::add_copy(g, r);
+    return detail::checked_copy(g, graph_model<G>::add_copy(g, r), r);
 }
 // The rewrite state a model's add_copy may take instead of its own where every candidate id is
 // free: each candidate as it is (devpass::graph's add_copy takes either).
@@ -339,7 +353,7 @@ vertex add_copy_vertex(G& g, rewrite_state_t<G>& state, const copy_request& r, b
   if constexpr (requires(candidate_ids as_asked) { graph_model<G>::add_copy(g, as_asked, r); }) {
     if (candidate_is_free) {
       candidate_ids as_asked;
-      return graph_model<G>::add_copy(g, as_asked, r);
+      return detail::checked_copy(g, graph_model<G>::add_copy(g, as_asked, r), r);
     }
   }
   return add_copy_vertex(g, state, r);

@@ -246,8 +246,8 @@ struct made_copies {
 // Makes the copies the plan keeps, in the order the literal phases make them (and elision's
 // compaction keeps): h2d copies by delegate and slot, then d2h copies by value.
 // It also marks every value where it lives, annotate-devices' work, as its sweep over the values
-// passes each node and, at its end, the copies it made (making copies moves no value: each lives
-// where it lived before).
+// passes each node (making copies moves no value: each lives where it lived before; and each copy
+// comes marked from the model's add_copy).
 template <class G>
 made_copies materialise_executorch_copies(G& g, const fused::plan& p, rewrite_state_t<G> ids) {
   using namespace fused;
@@ -308,7 +308,6 @@ made_copies materialise_executorch_copies(G& g, const fused::plan& p, rewrite_st
       }
     }
   }
-  mark_values_from(g, n);
   return made;
 }
 

@@ -94,10 +94,10 @@ class slot_reads {
 
 // The phase: the sweep, then the driver from the first node it does not cover.
 //
-// With mark_values, it also marks each node's values as it passes the node, and the copies it
-// made at its end: where a value lives does not change while copies are inserted (nor when round
-// trips are elided after), so this is annotate-devices' result without a sweep of its own
-// (docs/performance.md, "Annotating in the sweep").
+// With mark_values, it also marks each node's values as it passes the node (each copy comes
+// marked from the model's add_copy): where a value lives does not change while copies are
+// inserted (nor when round trips are elided after), so this is annotate-devices' result without a
+// sweep of its own (docs/performance.md, "Annotating in the sweep").
 template <class G, class Options>
 one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o, bool mark_values = false) {
   rules::rewrite_context<propagate_options, G, rules::tracing::off> ctx(g, o, rewrite_state_for(g, o));
@@ -172,7 +172,6 @@ one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o, bool 
   done.result = table_result(counted, ctx);
   done.handed_over_at = v;
   done.values_marked = mark_values && v == n;
-  if (done.values_marked) mark_values_from(g, n);
   return done;
 }
 }  // namespace fused

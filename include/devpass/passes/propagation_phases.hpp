@@ -334,16 +334,11 @@ void mark_values_of(G& g, vertex v) {
   for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k)
     mark_device(g, {v, k}, location_of(g, {v, k}));
 }
-// The same for every vertex from `first` on (the fused sweeps: the copies they made).
-template <class G>
-void mark_values_from(G& g, vertex first) {
-  for (vertex v = first, n = boost::num_vertices(g); v < n; ++v) mark_values_of(g, v);
-}
 // Writes the device every value lives on into its spec (the format's spec `device`).
 struct mark_every_value {
   template <class G>
   void operator()(G& g) const {
-    mark_values_from(g, 0);
+    for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v) mark_values_of(g, v);
   }
 };
 
