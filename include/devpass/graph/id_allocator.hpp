@@ -11,11 +11,12 @@
 //    ":<output>", then '@' and a tail without '@' ("x@h2d[cuda:0]", "x:1@d2h", "k@h2d.2").
 //    Node ids are unique and never end in ":<digits>" (verify_structure checks both), so such a
 //    candidate can only equal another derived from the same base (its last '@' is the one after
-//    the base's id; what is before it, less a ":<digits>", is the base's id): it is remembered with its base, where
-//    the next lookup finds it
-//    in cache (the passes derive ids from the node they are working on), not in a table as large
-//    as the graph, where every probe is a cache and TLB miss (docs/performance.md, "Figures behind
-//    code comments").
+//    the base's id; what is before it, less a ":<digits>", is the base's id): it is remembered
+//    with its base, where the next lookup finds it in cache (the passes derive ids from the node
+//    they are working on), not in a table as large as the graph, where every probe is a cache and
+//    TLB miss (docs/performance.md, "Figures behind code comments").
+// And one way not to ask: candidates_free(), for a caller whose candidates differ from each
+// other, says when every candidate is free as it is (no live id contains '@', none issued).
 //
 // The ids already in the graph are grouped by their suffix (from the last '@': "@h2d.0",
 // "@d2h"): a candidate can only equal an existing id with the same suffix, so only the groups
