@@ -159,7 +159,6 @@ TEST_CASE("reserve_nodes and reserve_edges: room allocated once, the graph uncha
   CHECK(g.m_edges.data() == edges_at);
 }
 
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
 TEST_CASE("reserve_room: room for `capacity` nodes, and an edge for each node of room") {
   graph empty;
   reserve_room(empty, 100, 300, node_capacity_for(100));
@@ -172,6 +171,7 @@ TEST_CASE("reserve_room: room for `capacity` nodes, and an edge for each node of
   CHECK(tight.m_edges.capacity() == 300);
 }
 
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
 TEST_CASE("advise_huge_pages: only the whole 2 MiB pages inside the block") {
   if (!kernel_has_huge_pages()) return;
   constexpr std::size_t mib = std::size_t{1} << 20;

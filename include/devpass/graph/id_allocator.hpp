@@ -120,7 +120,7 @@ class id_allocator {
   // existing id.
   [[nodiscard]] bool candidates_free() {
     if (!scanned_) scan();
-    if (mixed_ || !derived_.empty() || all_hashed_ || !suffixes_.found().empty()) return false;
+    if (mixed_ || !derived_.empty() || !suffixes_.found().empty()) return false;  // too many suffixes: found() is full
     scanned_ = false;  // the next request scans from suffixes_.end(): the nodes added from here on
     return true;
   }
