@@ -6,13 +6,14 @@
 //   - the devpass policy's job written by hand on the same graph, and the framework compiled for
 //     that policy alone: the floor under the pipeline's goal;
 //   - what Boost.Hana's reflection of the policy knobs costs a TU that uses it (a driver);
-//   - TUs with a rule table of 10, 50, 100 and 200 distinct rules applied by the driver, and the
-//     cost of each added rule between those sizes (equal figures: the growth is linear);
+//   - TUs with a rule table of 10, 50, 100 and 200 distinct rules applied by the driver through a
+//     default (untraced) context, and the cost of each added rule between those sizes (equal
+//     figures: the growth is linear); the tables of 10 and 100 through a traced context;
 //   - a TU that only includes the graph model, for reference.
 // Each TU is compiled with the project's C++ compiler at -O2 -c; the best of 3 runs is reported.
 // `bench_compile --write DIR` only writes the TUs to DIR (graph_only.cpp, pipeline.cpp,
-// declared_pipeline.cpp, hand_written.cpp, devpass_policy_pipeline.cpp, rules_<n>.cpp), to time
-// or profile them by hand (-ftime-report, clang's -ftime-trace).
+// declared_pipeline.cpp, hand_written.cpp, devpass_policy_pipeline.cpp, rules_<n>.cpp,
+// traced_rules_<n>.cpp), to time or profile them by hand (-ftime-report, clang's -ftime-trace).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -32,7 +33,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string rules_tu(int rules) {
+// A table of `rules` distinct rules, applied through a default (untraced) context, or through a
+// traced one (rules::tracing::on: every rule's explanations and description compiled in).
+std::string rules_tu(int rules, bool traced = false) {
   std::ostringstream tu;
   tu << "#include <devpass/rules.hpp>\n"
         "using namespace devpass;\nusing namespace devpass::dsl;\n"
@@ -48,8 +51,9 @@ std::string rules_tu(int rules) {
        << "u && c.g[v.producer].id.size() > " << i << "u; }, d)] / apply([](auto&, value_ref) {}, d)"
        << (i + 1 < rules ? ",\n" : ");\n");
   }
-  tu << "std::size_t run(graph& g) { options o; rules::rewrite_context<options> ctx(g, o);\n"
-        "  return apply_rules(table, ctx).rewrites; }\n";
+  tu << "std::size_t run(graph& g) { options o; rules::rewrite_context<options"
+     << (traced ? ", graph, rules::tracing::on" : "") << "> ctx(g, o);\n"
+     << "  return apply_rules(table, ctx).rewrites; }\n";
   return tu.str();
 }
 
@@ -117,6 +121,7 @@ double compile_seconds(const fs::path& dir, const std::string& name, const std::
 }
 
 constexpr int rule_counts[] = {10, 50, 100, 200};
+constexpr int traced_rule_counts[] = {10, 100};
 
 void emit(const std::string& metric, double value, const char* unit) {
   devpass::bench::emit("compile", metric, value, unit);
@@ -137,6 +142,8 @@ int main(int argc, char** argv) {
     std::ofstream(out / "options_only.cpp") << options_only_tu;
     std::ofstream(out / "policy_reflection.cpp") << policy_reflection_tu;
     for (const int n : rule_counts) std::ofstream(out / ("rules_" + std::to_string(n) + ".cpp")) << rules_tu(n);
+    for (const int n : traced_rule_counts)
+      std::ofstream(out / ("traced_rules_" + std::to_string(n) + ".cpp")) << rules_tu(n, true);
     return 0;
   }
   if (argc != 1) {
@@ -171,11 +178,12 @@ int main(int argc, char** argv) {
   emit("propagate_options_only_seconds", options_only, "s");
   emit("policy_reflection_seconds", reflected, "s");
   emit("hana_reflection_cost_seconds", reflected - options_only, "s");
-  double ten = 0, previous = 0;
+  double ten = 0, hundred = 0, previous = 0;
   int previous_n = 0;
   for (const int n : rule_counts) {
     const double s = compile_seconds(dir, "rules_" + std::to_string(n), rules_tu(n));
     emit("rules_" + std::to_string(n) + "_seconds", s, "s");
+    if (n == 100) hundred = s;
     if (n == 10) {
       ten = s;
     } else {
@@ -187,5 +195,12 @@ int main(int argc, char** argv) {
     previous = s;
     previous_n = n;
   }
+  // The same tables through a traced context: what the trace's explanations cost per rule.
+  const double traced_ten = compile_seconds(dir, "traced_rules_10", rules_tu(10, true));
+  const double traced_hundred = compile_seconds(dir, "traced_rules_100", rules_tu(100, true));
+  emit("traced_rules_10_seconds", traced_ten, "s");
+  emit("traced_rules_100_seconds", traced_hundred, "s");
+  emit("traced_per_rule_seconds_10_to_100", (traced_hundred - traced_ten) / 90, "s");
+  emit("traced_over_untraced_per_rule_10_to_100", (traced_hundred - traced_ten) / (hundred - ten), "ratio");
   fs::remove_all(dir);
 }

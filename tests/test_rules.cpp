@@ -157,9 +157,9 @@ TEST_CASE("driver: rules are tried in table order and the first match applies") 
   CHECK(id_of_operand(s.g, "m", 0) == "dh");
 }
 
-TEST_CASE("driver: a rule that never reaches a fixed point hits the bound and is named") {
+TEST_CASE("driver: a rule that never reaches a fixed point hits the bound and is named (a traced context)") {
   chain s;
-  rewrite_context<no_options> ctx(s.g, {});
+  rewrite_context<no_options, graph, rules::tracing::on> ctx(s.g, {});
   const auto forever = make_table(call.as(c) / apply([](auto&, value_ref) {}, c));
   try {
     apply_rules(forever, ctx, {.bound = 50});
@@ -172,10 +172,12 @@ TEST_CASE("driver: a rule that never reaches a fixed point hits the bound and is
 }
 
 TEST_CASE("driver: without tracing, a rule that never reaches a fixed point is named by its place in the table") {
-  // tracing::off compiles no rule descriptions (device propagation's contexts): the error says
-  // which rule of the table it was instead, and that a traced context names it as written.
+  // tracing::off, the default, compiles no rule descriptions: the error says which rule of the
+  // table it was instead, and that a traced context names it as written.
+  static_assert(!rules::rewrite_context<no_options>::traced);
+  static_assert(rules::rewrite_context<no_options, graph, rules::tracing::on>::traced);
   chain s;
-  rules::rewrite_context<no_options, graph, rules::tracing::off> ctx(s.g, {});
+  rules::rewrite_context<no_options> ctx(s.g, {});
   const auto forever = make_table(d2h_copy.as(d)[unused(d)] / erase(d), call.as(c) / apply([](auto&, value_ref) {}, c));
   CHECK_THROWS_WITH_AS(
       apply_rules(forever, ctx, {.bound = 50}),
@@ -281,9 +283,9 @@ TEST_CASE("driver: a table of more rules than are inlined behaves as the same li
         ctx);
     CHECK(fired == std::vector<std::string>{"first"});
   }
-  SUBCASE("the bound names the rule") {
+  SUBCASE("the bound names the rule (a traced context)") {
     chain s;
-    rewrite_context<no_options> ctx(s.g, {});
+    rewrite_context<no_options, graph, rules::tracing::on> ctx(s.g, {});
     const auto forever = make_table(DEVPASS_NEVER16, never, never, call.as(c) / apply([](auto&, value_ref) {}, c));
     try {
       (void)apply_rules(forever, ctx, {.bound = 50});
@@ -311,7 +313,7 @@ TEST_CASE("driver: a trace reports every rule tried at each node, with the match
     static_cast<std::vector<event>*>(user)->push_back(
         {std::string(rule), std::string(node), std::string(site), std::string(why)});
   };
-  rewrite_context<no_options> ctx(s.g, {});
+  rewrite_context<no_options, graph, rules::tracing::on> ctx(s.g, {});
   ctx.trace = &trace;
   const auto r = apply_rules(make_table(elide), ctx);
   CHECK(r.rewrites == 0);
@@ -331,7 +333,7 @@ TEST_CASE("driver: a trace reports every rule tried at each node, with the match
     rules::rule_trace only_elide = trace;
     only_elide.user = &applied;
     only_elide.only = "same_device";
-    rewrite_context<no_options> c2(t.g, {});
+    rewrite_context<no_options, graph, rules::tracing::on> c2(t.g, {});
     c2.trace = &only_elide;
     (void)apply_rules(make_table(elide, never), c2);
     bool saw_applied = false;

@@ -58,25 +58,41 @@ class copy_index {
   std::unordered_map<key, vertex, key_hash> copies_;
 };
 
-// Whether a context's driver can report the rules it tries (trace.hpp). The explanations are code
-// for every rule of every table the context runs: a sixth of the code the compiler generates for
-// a TU that runs device propagation (g++ -O2, `scripts/bench compile`), so a context that never
-// traces leaves them out. Only a context with tracing::on has the `trace` member.
+// Whether a context's driver can report the rules it tries (trace.hpp) and name a rule as written
+// in its errors. The explanations and descriptions are code for every rule of every table the
+// context runs, compiled whether or not a trace is ever set, and most of a traced table's compile
+// time per rule (docs/performance.md, "Rule tables, traced and untraced"). So a context traces
+// only when its type asks: tracing::on.
 enum class tracing : bool { off, on };
 
 namespace detail {
+template <class>
+inline constexpr bool always_false = false;
+// An untraced context's `trace`: setting it is a compile error that says what to do.
+struct no_trace {
+  template <class T>
+  no_trace& operator=(const T&) {
+    static_assert(always_false<T>,
+                  "devpass: this rewrite_context does not trace; declare it "
+                  "rewrite_context<Options, G, rules::tracing::on> to set `trace`");
+    return *this;
+  }
+};
 template <tracing Tracing>
-struct trace_member {};
+struct trace_member {
+  [[no_unique_address]] no_trace trace;
+};
 template <>
 struct trace_member<tracing::on> {
   const rule_trace* trace = nullptr;  // when set, the driver reports every rule it tries (trace.hpp)
 };
 }  // namespace detail
 
-template <class Options, class Graph = graph, tracing Tracing = tracing::on>
+template <class Options, class Graph = graph, tracing Tracing = tracing::off>
 struct rewrite_context : detail::trace_member<Tracing> {
   static_assert(check_graph_model<Graph>());
   using graph_type = Graph;
+  static constexpr bool traced = Tracing == tracing::on;
   rewrite_context(Graph& graph_, const Options& options_) : g(graph_), options(options_), ids(graph_) {}
   // With a rewrite state made by the caller (make_rewrite_state: from a seed).
   rewrite_context(Graph& graph_, const Options& options_, rewrite_state_t<Graph> ids_)

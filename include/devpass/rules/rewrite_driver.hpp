@@ -16,8 +16,8 @@
 // per graph model (detail::sweep), shared by every table, which hands it its visit.
 // Termination: a shrinking rule removes a node each time; every other rule may be applied at most
 // `bound` times in all (default: 4 * (nodes + edges) + 64 of the input graph). Reaching the bound
-// throws rewrite_error naming the rule (as written; by its place in the table from a context
-// with tracing::off): never a silent stop. Erased nodes are compacted at the end
+// throws rewrite_error naming the rule (by its place in the table; as written from a context
+// with tracing::on): never a silent stop. Erased nodes are compacted at the end
 // (when the sweep met one or an action removed one through ctx.remove, as erase does).
 #pragma once
 
@@ -241,7 +241,7 @@ bool try_rule(const Rule& r, const Guard& guard, Ctx& ctx, vertex v, operand_cac
         operands.clear();
         return true;
       });
-  constexpr bool traced = requires { ctx.trace; };  // a context with tracing::off compiles no explanations
+  constexpr bool traced = Ctx::traced;  // a context with tracing::off compiles no explanations
   if constexpr (traced)
     if (ctx.trace) [[unlikely]]
       trace_rule(r, ctx, v, fired);

@@ -146,7 +146,7 @@ template <class Table, class Options = no_options>
 [[nodiscard]] std::optional<std::string> expect_converges(const Table& table, graph& g, const Options& options = {}) {
   rules::rewrite_counters first;
   try {
-    rules::rewrite_context<Options> ctx(g, options);
+    rules::rewrite_context<Options, graph, rules::tracing::on> ctx(g, options);
     first = rules::apply_rules(table, ctx);
   } catch (const rules::rewrite_error& e) {
     return "the rule table does not reach a fixed point: " + std::string(e.what()) + "\n  graph when it stopped:\n" +
@@ -155,7 +155,7 @@ template <class Table, class Options = no_options>
   const graph fixed_point = g;
   rules::rewrite_counters second;
   try {
-    rules::rewrite_context<Options> ctx(g, options);
+    rules::rewrite_context<Options, graph, rules::tracing::on> ctx(g, options);
     second = rules::apply_rules(table, ctx);
   } catch (const rules::rewrite_error& e) {
     return "the rule table stopped once but does not reach a fixed point when run again: " + std::string(e.what()) +
