@@ -241,7 +241,7 @@ bool try_rule(const Rule& r, const Guard& guard, Ctx& ctx, vertex v, operand_cac
         operands.clear();
         return true;
       });
-  constexpr bool traced = Ctx::traced;  // a context with tracing::off compiles no explanations
+  constexpr bool traced = requires { requires Ctx::traced; };  // tracing::off: no explanations compiled
   if constexpr (traced)
     if (ctx.trace) [[unlikely]]
       trace_rule(r, ctx, v, fired);
