@@ -1,6 +1,6 @@
 // Placement inside one arena (planning/memory_planner.hpp: place_items, its five orders and the
 // bounded repair), through interop/array_plan.hpp as devpass.executorch.plan_memory calls it:
-// the intervals ExecuTorch 1.5.1's apply_algo hands the planner for the issue-28 models
+// the intervals ExecuTorch 1.5.1's apply_algo hands the planner for the planning test set's models
 // (tests/data/planning/*.intervals, written by bench/dump_planning_intervals.py) and random
 // intervals, each plan checked pair by pair by brute force and against the best of the five
 // orders alone (the placement before the repair), which it must never exceed.
@@ -143,10 +143,10 @@ values random_intervals(std::uint32_t seed, int kind) {
 }  // namespace
 
 TEST_CASE(
-    "placement: ExecuTorch's intervals of the issue-28 models plan at the lower bound, validly, never above the five "
+    "placement: ExecuTorch's intervals of the planning models plan at the lower bound, validly, never above the five "
     "orders or greedy") {
-  // Every CPU-only model of python/tests/planning_cases.py; devpass's bytes before the repair:
-  // transformer 1,966,080 (1.071x its bound), decoder_lm 561,152 (1.022x), the others at the bound.
+  // Every CPU-only model of python/tests/planning_cases.py; without the repair, transformer and
+  // decoder_lm plan above their bounds (docs/performance.md#memory-planning).
   for (const char* model : {"resnet18", "mobilenet_v2", "efficientnet_b0", "vit_b_16", "transformer", "decoder_lm"}) {
     CAPTURE(model);
     const values v = read_intervals(testing_support::planning_path(std::string(model) + ".intervals"));
@@ -157,7 +157,7 @@ TEST_CASE(
     const std::uint64_t bound = p.lower_bounds[0];
     CHECK(p.arena_sizes[0] <= best_of_five(v)[0]);
     CHECK(p.arena_sizes[0] <= v.greedy);
-    CHECK(p.arena_sizes[0] * 100 <= bound * 101);  // issue 28's goal: within 1.01x of the bound
+    CHECK(p.arena_sizes[0] * 100 <= bound * 101);  // the planning goal: within 1.01x of the bound
     CHECK(p.arena_sizes[0] == bound);              // what the placement reaches on all six
     CHECK(interop::place_intervals(v.arrays(), v.alignment).offsets == p.offsets);
   }
@@ -185,7 +185,7 @@ TEST_CASE("placement: random intervals plan validly and deterministically, never
   MESSAGE(above_before << " of 180 above the bound with the five orders; the repair made " << improved << " smaller, "
                        << reached << " of them down to the bound");
   // The repair does its job on these: most of the instances the five orders leave above the
-  // bound get smaller (measured 2026-12-03; a regression in the repair shows up here).
+  // bound get smaller (a regression in the repair shows up here).
   CHECK(above_before > 20);
   CHECK(improved * 2 > above_before);
 }
