@@ -165,7 +165,8 @@ inline flat_result flat_propagate(flat_graph f, flat_graph* result = nullptr,
 // a value of a delegate on its own device directly (the round trip elision removes); any other
 // slot gets an h2d reading the value, or the value's d2h when a device made it. A device value gets
 // its d2h when some reader is not a delegate on its device. The same copy counts as
-// flat_propagate (the bench checks them): issue 27's "flat arrays, fused" row.
+// flat_propagate (the bench checks them): the "flat arrays, fused" floor of
+// docs/performance.md#peers.
 inline flat_result flat_propagate_fused(flat_graph f) {
   const auto original = static_cast<std::uint32_t>(f.op.size());
   std::vector<std::uint32_t> first_value(original + 1, 0);

@@ -384,7 +384,8 @@ TEST_CASE("propagate: a constant that already lives on the device is read direct
 }
 
 // Values a file places on a device (outside ExecuTorch's graphs; docs/device-propagation.md,
-// "Values placed by the file"). The first three are the fuzz-found cases of issue #12.
+// "Values placed by the file"). The first three are cases fuzzing found
+// (fuzz/regressions/propagate/).
 
 TEST_CASE("propagate/placed values: a constant on cuda:0 read by a delegate on cuda:1 travels d2h, h2d (executorch)") {
   const auto build = [] {

@@ -4,9 +4,9 @@
 Most of these tests' time is exporting and lowering a model, which each test module caches for
 the tests that only read the result. Each worker has caches of its own, so the tests that read
 one lowering must run in one worker, or both workers pay for it. xdist's own way to say this,
-``--dist loadgroup`` with ``xdist_group`` marks, groups nothing under pytest 9.2 (pytest-xdist
-issue 1386: it appends the group to the node id, which pytest 9.2 no longer lets a plugin do),
-so this file gives loadscope's scheduler the groups instead, read off the node id: the test's
+``--dist loadgroup`` with ``xdist_group`` marks, groups nothing under pytest 9.2 (it appends the
+group to the node id, which pytest 9.2 no longer lets a plugin do:
+https://github.com/pytest-dev/pytest-xdist/issues/1386), so this file gives loadscope's scheduler the groups instead, read off the node id: the test's
 name and its parameters. A test that no rule names is a unit of its own, so a renamed test
 makes the run slower, never wrong (each worker lowers what it needs).
 """

@@ -1,4 +1,4 @@
-"""The memory-planning test set (issue 28), shared by python/tests and bench/bench_executorch_planning.py:
+"""The memory-planning test set, shared by python/tests and bench/bench_executorch_planning.py:
 torchvision models and two models from torch primitives, random weights (seeded), no downloads.
 
 ``MODELS[name](small)`` returns ``(module, example_inputs)``. ``small=True`` gives the inputs the

@@ -1,5 +1,5 @@
 // devpass/runtime/kernels/cuda_kernels.hpp — deprecated path: the CUDA kernels' interface is
-// devpass/runtime/cuda/kernels.hpp, with the rest of the CUDA component (issue 30).
+// devpass/runtime/cuda/kernels.hpp, with the rest of the CUDA component.
 #pragma once
 
 #include "devpass/runtime/cuda/kernels.hpp"
