@@ -364,7 +364,7 @@ int main(int argc, char** argv) {
     emit("devpass_policy_" + n + "_seconds", dp_run.seconds, "s");
     emit("devpass_policy_exact_fit_" + n + "_seconds", dp_exact_run.seconds, "s");
     // The same runs with the room advised huge pages (graph/reserve.hpp, page_advice): whether
-    // that pays depends on the machine (docs/performance.md, "Huge pages, on request").
+    // that pays depends on the machine (docs/performance.md#room-for-the-copies).
     emit("executorch_policy_huge_pages_" + n + "_seconds", et_huge_run.seconds, "s");
     emit("devpass_policy_huge_pages_" + n + "_seconds", dp_huge_run.seconds, "s");
     emit("executorch_policy_huge_pages_over_default_" + n, et_huge_run.seconds / et_run.seconds, "ratio");

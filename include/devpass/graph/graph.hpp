@@ -71,8 +71,8 @@ constexpr std::string_view copy_suffix(op_kind kind) {
 // ".<slot>" as r.naming says; base is the id of the node it is named after (the consumer for
 // copy_naming::after_use, then with no output part; else the producer of r.source). Written in
 // one allocation with no temporary strings: the id is one of the few allocations a copy costs,
-// and a chain of string operator+ is inlined into every caller (docs/performance.md, "Naming the
-// copies").
+// and a chain of string operator+ is inlined into every caller
+// (docs/performance.md#what-each-design-choice-saves).
 inline std::string copy_id(std::string_view base, const copy_request& r) {
   constexpr std::size_t digits_max = std::numeric_limits<std::uint32_t>::digits10 + 1;
   const std::uint32_t output = r.naming == copy_naming::after_use ? 0 : r.source.output;
@@ -166,7 +166,7 @@ struct graph_model<graph> {
 // the room costs address space only, until a pass uses it. read_graph reserves this much. Half as
 // many again was too little: ExecuTorch's policy adds 0.50 copies a node on the synthetic graphs
 // (an h2d per device-delegate slot fed from the host, a d2h per device value the host reads), so
-// its last copies moved the whole graph (docs/performance.md, "Room for the copies").
+// its last copies moved the whole graph (docs/performance.md#room-for-the-copies).
 [[nodiscard]] constexpr std::size_t node_capacity_for(std::size_t nodes) noexcept { return 2 * nodes; }
 
 // Moves the node in (boost::add_vertex(property, g) would copy its strings and vectors).

@@ -14,7 +14,7 @@
 //    the base's id; what is before it, less a ":<digits>", is the base's id): it is remembered
 //    with its base, where the next lookup finds it in cache (the passes derive ids from the node
 //    they are working on), not in a table as large as the graph, where every probe is a cache and
-//    TLB miss (docs/performance.md, "Figures behind code comments").
+//    TLB miss (docs/performance.md#what-each-design-choice-saves).
 // And one way not to ask: candidates_free(), for a caller whose candidates differ from each
 // other, says when every candidate is free as it is (no live id contains '@', none issued).
 //
@@ -27,8 +27,7 @@
 // Finding the suffixes reads every node's id, a sweep over the graph's memory of its own. A sweep
 // that reads every node anyway can find them instead (id_suffixes, the allocator's rewrite-state
 // seed: propagate_device's input check does) and hand them to the allocators made after it,
-// which then read only the nodes added since (docs/performance.md, "The id allocator's scan, in
-// the input check's sweep").
+// which then read only the nodes added since (docs/performance.md#what-each-design-choice-saves).
 #pragma once
 
 #include <algorithm>
@@ -115,7 +114,7 @@ class id_allocator {
   // containing '@' is free as it is, because no live id of the graph contains '@' and this
   // allocator has issued none. The caller then takes its candidates without asking: make and
   // make_derived would return each unchanged, after checks that cost about as much as the rest
-  // of making a copy's vertex (docs/performance.md, "Copies named without asking"). The next
+  // of making a copy's vertex (docs/performance.md#what-each-design-choice-saves). The next
   // request reads the ids of the nodes added from here on from the graph, as it reads any
   // existing id.
   [[nodiscard]] bool candidates_free() {

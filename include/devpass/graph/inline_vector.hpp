@@ -1,7 +1,7 @@
 // devpass/graph/inline_vector.hpp — a vector that holds its first InlineCapacity elements in
 // itself and more on the heap: the storage of tensor_shape and node_outputs, so that a node and
-// the copies a pass makes need no heap block for their dims and specs (docs/performance.md,
-// "A node without heap blocks"). A 32-bit size and capacity, then the elements or the pointer to
+// the copies a pass makes need no heap block for their dims and specs
+// (docs/performance.md#what-each-design-choice-saves). A 32-bit size and capacity, then the elements or the pointer to
 // more: Boost's small_vector keeps three words there. Contiguous, with pointer iterators.
 #pragma once
 

@@ -17,7 +17,7 @@ namespace devpass {
 // every mapping, else 4 KiB pages). `huge_pages` asks for transparent huge pages (madvise): fewer
 // page faults where the system has huge pages at hand, slower first touches where it must find or
 // back fresh 2 MiB blocks (a VM whose host reclaims free memory), so it is a choice to measure on
-// the machines you run on, not a default (docs/performance.md, "Huge pages, on request").
+// the machines you run on, not a default (docs/performance.md#room-for-the-copies).
 enum class page_advice : std::uint8_t { system_default, huge_pages };
 
 namespace detail {
@@ -102,8 +102,8 @@ void reserve_room(G& g, std::size_t nodes, std::size_t edges, std::size_t capaci
 // Faults in, in one request to the kernel, the reserved storage the next `nodes` vertices and
 // `edges` edges added to g will be written to (at most the room there is): for a pass that knows
 // how many it is about to add. Nothing changes but when the pages are faulted in: one by one as
-// they are first written costs the pass a trap per 4 KiB page (docs/performance.md, "Faulting in
-// the room at once"); the pages are the same, so memory use is the same. Linux 5.14 or later;
+// they are first written costs the pass a trap per 4 KiB page
+// (docs/performance.md#room-for-the-copies); the pages are the same, so memory use is the same. Linux 5.14 or later;
 // elsewhere nothing.
 template <class G>
 void populate_room(const G& g, std::size_t nodes, std::size_t edges) {

@@ -1,8 +1,8 @@
 // devpass/graph/tensor_shape.hpp — a tensor's dimensions, up to four stored inline.
 //
 // Every value of a graph has one, and a pass makes a value for every copy it inserts: a heap block
-// per shape was a tenth of propagation's allocations (docs/performance.md, "A node without heap
-// blocks"). 40 bytes (inline_vector.hpp). A contiguous range and a std::span; a std::vector of
+// per shape was a large share of propagation's allocations
+// (docs/performance.md#what-each-design-choice-saves). 40 bytes (inline_vector.hpp). A contiguous range and a std::span; a std::vector of
 // dimensions converts implicitly and compares equal, as the member was a std::vector before.
 #pragma once
 

@@ -39,8 +39,8 @@ class first_id_index {
   static constexpr vertex none = static_cast<vertex>(-1);
   static constexpr std::size_t max_nodes = std::numeric_limits<std::uint32_t>::max() - 1;
   // Half as many slots again as nodes (load at most two thirds), not the next power of two above
-  // twice as many: this table is devpass-opt's peak RSS when it verifies (docs/performance.md,
-  // "devpass-opt's peak under 4× the file"). Probes stay short: 8-byte slots, eight a cache line.
+  // twice as many: this table is devpass-opt's peak RSS when it verifies
+  // (docs/performance.md#files). Probes stay short: 8-byte slots, eight a cache line.
   explicit first_id_index(std::size_t count) {
     slots_.assign(std::max<std::size_t>(16, count + count / 2), {0, empty});
   }

@@ -173,7 +173,7 @@ std::optional<fused::plan> plan_executorch_copies(const G& g, const propagate_op
 
   // One sweep does both while every node read so far reads only values of the nodes before it
   // (a graph in topological order, as files are written): each vertex is then loaded once, not
-  // once a sweep (docs/performance.md, "Making the executorch copies"). From the first node that
+  // once a sweep (docs/performance.md#what-each-design-choice-saves). From the first node that
   // reads a later one, the values of the rest are gathered first and their reads after.
   vertex reads_from = n;  // the first consumer whose reads are left to the second sweep
   for (vertex v = 0; v < n; ++v) {
@@ -269,8 +269,8 @@ made_copies materialise_executorch_copies(G& g, const fused::plan& p, rewrite_st
   };
   const auto bytes_of = [&](value_ref value) { return p.bytes[p.first_value[value.producer] + value.output]; };
   // The sites name vertices all over the graph: each one's delegate and producer are fetched a
-  // few sites ahead, so that their cache misses overlap (docs/performance.md, "Making the
-  // executorch copies").
+  // few sites ahead, so that their cache misses overlap
+  // (docs/performance.md#what-each-design-choice-saves).
   constexpr std::size_t ahead = 16;
   for (std::size_t i = 0; i < p.h2d_sites.size(); ++i) {
     if (i + ahead < p.h2d_sites.size()) {

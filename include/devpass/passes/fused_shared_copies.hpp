@@ -97,7 +97,7 @@ class slot_reads {
 // With mark_values, it also marks each node's values as it passes the node (each copy comes
 // marked from the model's add_copy): where a value lives does not change while copies are
 // inserted (nor when round trips are elided after), so this is annotate-devices' result without a
-// sweep of its own (docs/performance.md, "Annotating in the sweep").
+// sweep of its own (docs/performance.md#what-each-design-choice-saves).
 template <class G, class Options>
 one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o, bool mark_values = false) {
   rules::rewrite_context<propagate_options, G, rules::tracing::off> ctx(g, o, rewrite_state_for(g, o));

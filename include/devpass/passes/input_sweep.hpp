@@ -7,7 +7,7 @@
 // propagate_device runs it whole before its phases, unless the first phase to look at the graph
 // reads every node anyway without changing it (the fused executorch plan): that phase then visits
 // each node as it passes it and finishes the sweep before it changes anything, so that the graph
-// is read once, not twice (docs/device-propagation.md, "The input check in the plan's sweep").
+// is read once, not twice (docs/device-propagation.md#the-fused-executorch-path).
 #pragma once
 
 #include <cstdint>

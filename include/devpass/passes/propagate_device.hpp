@@ -66,8 +66,8 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   // Refused, naming node and field, before anything changes. The same sweep counts the copies
   // before the pass (a second sweep would read every vertex again) and gathers the seed of the
   // rewrite states the phases make nodes with (devpass::graph: its ids' suffixes, which its id
-  // allocator would otherwise read every node again for; docs/performance.md, "The id
-  // allocator's scan, in the input check's sweep"). When the fused executorch plan is the first
+  // allocator would otherwise read every node again for;
+  // docs/performance.md#what-each-design-choice-saves). When the fused executorch plan is the first
   // phase to look at the graph, it makes this sweep as it plans (input_sweep.hpp).
   propagate_stats stats;
   input_sweep<G> input(options.enable_non_cpu_memory_planning);

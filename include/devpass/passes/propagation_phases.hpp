@@ -142,7 +142,7 @@ struct executorch_moves {
 // the file already places on a device (method inputs, constants, and copies the file holds),
 // which ExecuTorch's phases treat alike. The h2d copies phase 1 made are read by their delegate
 // alone, so on ExecuTorch's own graphs this is exactly its phase 2. One rule at every output: a
-// rule per producer kind cost more matching (docs/performance.md, "Figures behind code comments").
+// rule per producer kind cost more matching (docs/performance.md#tried-propagation).
 inline constexpr auto executorch_output_table =
     make_table(each_output(any.as(d))[on_device(d) && needs_host_copy_executorch] /
                copy_after<op_kind::d2h_copy>(d, executorch_moves{}));

@@ -197,8 +197,8 @@ auto split_guards(const rule_table<Rules...>& table) {  // (a decltype return ty
   throw_bound_reached(devpass::concat({"`", rule, "`"}), applied, bound, "");
 }
 // The same from a context with tracing::off, which compiles no description of its rules (their
-// descriptions were much of the code of a TU running device propagation: docs/performance.md,
-// "Where the default pipeline TU's time goes"): the rule is named by its place in the table.
+// descriptions were much of the code of a TU running device propagation:
+// docs/performance.md#compile-time): the rule is named by its place in the table.
 [[noreturn, gnu::cold]] inline void throw_no_fixed_point_untraced(std::size_t index, std::size_t rules,
                                                                   std::size_t applied, std::size_t bound) {
   throw_bound_reached(devpass::concat({std::to_string(index + 1), " (of ", std::to_string(rules), " in its table)"}),
