@@ -391,7 +391,7 @@ int main(int argc, char** argv) {
     emit("own_graph_executorch_policy_" + n + "_seconds", own_et_run.seconds, "s");
     emit("own_graph_hand_written_" + n + "_seconds", own_hand_run.seconds, "s");
     emit("peak_rss_own_graph_devpass_policy_" + n, static_cast<double>(own_dp_run.peak_rss_kib), "KiB");
-    const std::string suffix = nodes == 1'000'000 ? "" : "_" + n;  // the names are the 1M figures
+    const std::string suffix = nodes == 1'000'000 ? "" : "_" + n;  // unsuffixed names are the 1M figures
     emit("own_graph_framework_over_hand_written" + suffix, own_dp_run.seconds / own_hand_run.seconds, "ratio");
     emit("own_graph_input_check_" + n + "_seconds", own_check_run.seconds, "s");
     emit("own_graph_input_check_over_hand_written" + suffix, own_check_run.seconds / own_hand_run.seconds, "ratio");

@@ -74,7 +74,7 @@ def _assert_no_overlap(gm):
 # ---- the test set ----
 
 
-# The issue's goal is 1.01x the bound on every CPU-only model. devpass reaches it on the
+# The planning goal is 1.01x the bound on every CPU-only model. devpass reaches it on the
 # torchvision models; on the two attention models built from primitives none of the planner's
 # five placement orders does (docs/executorch.md, "Memory planning"): these are the measured
 # ratios, kept as regression bounds, still at or below greedy's bytes.
@@ -108,7 +108,7 @@ def test_partitioned_models_never_above_greedy_on_any_device(name, scheme):
 
 
 def test_transformer_and_vit_save_bytes_and_planning_is_faster_overall():
-    # The issue's goal is 10%; on ExecuTorch 1.5.1's lifetimes greedy is 1.093x the bound on
+    # The goal is 10%; on ExecuTorch 1.5.1's lifetimes greedy is 1.093x the bound on
     # vit_b_16 and devpass is at the bound, so 8% is all there is to save there.
     for name, saving in (("transformer", 0.10), ("vit_b_16", 0.08)):
         _, records = _compared(name, None)
