@@ -60,8 +60,8 @@ inline long peak_rss_kib() {
 // Runs f() in a child forked from this process and returns what it returned (a trivially
 // copyable result, through a pipe). Every run then starts from this process's heap as it is now,
 // not as earlier runs left it: a run that frees a million small objects leaves holes that scatter
-// the next run's allocations, and measured that alone made the next propagation 2.4x slower
-// (0.45 s fresh, 1.1 s after an executorch-policy run, same graph). Exits on any failure.
+// the next run's allocations, which alone made the next propagation several times slower
+// (docs/performance.md#what-each-design-choice-saves). Exits on any failure.
 template <class F>
 auto in_fresh_process(F&& f) {
   using result = std::invoke_result_t<F&>;
