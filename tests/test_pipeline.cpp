@@ -7,6 +7,8 @@
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/pipeline/instrumentation.hpp"
 #include "devpass/pipeline/pipeline.hpp"
+#include "devpass/pipeline/table_phase.hpp"
+#include "devpass/testing/graph_builder.hpp"
 
 using namespace devpass;
 using devpass::pattern::type_list;
@@ -257,4 +259,52 @@ TEST_CASE("pipeline: the stock pipeline's total is the copies its phases made, f
   CHECK(literal_total.copies_made == total.copies_made);
   CHECK(literal_total.counters.nodes_added == total.counters.nodes_added);
   CHECK(literal_total.counters.nodes_removed == total.counters.nodes_removed);
+}
+
+namespace team {
+using namespace devpass::dsl;
+// A team's own options, derived from propagate_options, read by its own rule's guard.
+struct team_options : propagate_options {
+  bool drop_dead_constant_copies = true;
+};
+struct when_team {
+  using options_type = team_options;
+  template <class Policy>
+  static constexpr bool compiled_in = true;
+};
+inline constexpr auto k = "k"_c;
+inline constexpr auto e = "e"_c;
+inline constexpr auto dropping = when([](const auto& ctx) { return ctx.options.drop_dead_constant_copies; });
+inline constexpr auto drop_table = make_table(d2h_copy(constant.as(k)).as(e)[unused(e) && dropping] / erase(e));
+struct drop_dead_copies : pipeline::table_phase<"drop-dead-copies", drop_table,
+                                                type_list<capabilities::copies_explicit>, type_list<>, when_team> {};
+inline constexpr auto with_drop = pipeline::make_pipeline(propagation::insert_shared_copies{}, drop_dead_copies{});
+}  // namespace team
+
+TEST_CASE("pipeline: a team's own options reach its rules; braced options are the phases' options type") {
+  static_assert(std::is_same_v<decltype(team::with_drop)::options_type, team::team_options>);
+  static_assert(std::is_same_v<std::remove_const_t<decltype(propagation::phases)>::options_type, propagate_options>);
+  const auto with_dead_copy = [] {
+    graph g = testing::graph_builder{}
+                  .constant("w", {2}, "cuda:0")
+                  .delegate("a", "cuda:0", "neg", {"w"})
+                  .output({"a"})
+                  .build();
+    const vertex copy = add_node(g, node{.id = "w@d2h",
+                                         .op = op_kind::d2h_copy,
+                                         .device = cuda_device(0),
+                                         .outputs = {tensor_spec{dtype::float32, {2}, cpu_device}}});
+    connect(g, {*find_node(g, "w"), 0}, copy, 0);
+    return g;
+  };
+  graph kept = with_dead_copy(), dropped = with_dead_copy();
+  // Braced: team_options (its base, then its own switch, off); the rule's guard reads it.
+  team::with_drop.run<propagate_policy>(kept, {{.policy = copy_policy::devpass}, false});
+  CHECK(find_node(kept, "w@d2h"));
+  team::with_drop.run<propagate_policy>(dropped, team::team_options{});
+  CHECK_FALSE(find_node(dropped, "w@d2h"));
+  // The stock pipeline takes braced propagate_options.
+  graph g = with_dead_copy();
+  const auto total = propagation::phases.run<propagate_policy, propagation::phase_result>(g, {.elide = false});
+  CHECK(total.copies_made.d2h == 1);
 }

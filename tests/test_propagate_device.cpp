@@ -368,6 +368,83 @@ TEST_CASE("propagate: compile-time policies give the same graphs as run-time sel
   }
 }
 
+TEST_CASE("propagate: options that select phases the compile-time policy compiled out are refused, naming both") {
+  const auto two_devices = [] {  // ExecuTorch's bounces a -> b through the host, devpass copies it directly
+    return graph_builder{}
+        .input("x", {2, 2})
+        .delegate("a", "cuda:0", "relu", {"x"})
+        .delegate("b", "cuda:1", "gelu", {"a"})
+        .call("c", "add", {"b", "x"})
+        .output({"c"})
+        .build();
+  };
+  graph g = two_devices();
+  const graph before = g;
+  // The executorch policy compiles in only ExecuTorch's copy phases; the default options ask
+  // for the devpass copies: a run that would copy nothing.
+  CHECK_THROWS_WITH_AS(propagate_device_with<executorch_propagate_policy>(g, {}),
+                       doctest::Contains("options.policy is copy_policy::devpass"), config_error);
+  CHECK_SAME_GRAPH(g, before);
+  CHECK_THROWS_WITH_AS(propagate_device_with<propagate_policy>(g, executorch()),
+                       doctest::Contains("compiles in only the devpass copy phases"), config_error);
+  CHECK_SAME_GRAPH(g, before);
+  // Without options, each policy runs with its own (options_for<Policy>()).
+  propagate_device_with<executorch_propagate_policy>(g);
+  CHECK_COPIES(g, 2, 2, 0);
+  graph h = two_devices();
+  propagate_device_with<propagate_policy>(h);
+  CHECK_COPIES(h, 1, 1, 1);
+  // Legacy mode makes no copies under either policy: nothing to contradict.
+  graph legacy = two_devices();
+  CHECK_NOTHROW(propagate_device_with<executorch_propagate_policy>(legacy, {.enable_non_cpu_memory_planning = false}));
+  static_assert(options_for<executorch_propagate_policy>().policy == copy_policy::executorch);
+  static_assert(options_for<policy_from_options>().policy == copy_policy::devpass);
+}
+
+TEST_CASE("propagate/preconditions: edges that do not fill the slots (boost::add_edge) are refused, naming node") {
+  for (const auto policy : {copy_policy::executorch, copy_policy::devpass}) {
+    CAPTURE(policy == copy_policy::devpass);
+    // What a front end that makes its edges with boost::add_edge leaves: slot 0, arity 0.
+    graph g = graph_builder{}.input("x", {2, 2}).delegate("a", "cuda:0", "relu", {}, {{2, 2}}).output({"a"}).build();
+    boost::add_edge(*find_node(g, "x"), *find_node(g, "a"), g);
+    const graph before = g;
+    try {
+      propagate_device(g, {.policy = policy});
+      FAIL("expected a graph_error");
+    } catch (const graph_error& e) {
+      CHECK(e.node() == "a");
+      CHECK(e.field() == "inputs");
+      CHECK(e.problem() ==
+            "has 1 in-edge but arity 0; make edges with devpass::connect(g, value, consumer, slot), which sets the "
+            "slot and the arity (boost::add_edge sets neither)");
+    }
+    CHECK_SAME_GRAPH(g, before);
+  }
+  // Arity right, slots wrong: two edges into slot 0 of a binary delegate.
+  graph g = graph_builder{}
+                .input("x", {2, 2})
+                .input("y", {2, 2})
+                .delegate("a", "cuda:0", "add", {}, {{2, 2}})
+                .output({"a"})
+                .build();
+  const vertex a = *find_node(g, "a");
+  boost::add_edge(*find_node(g, "x"), a, g);
+  boost::add_edge(*find_node(g, "y"), a, g);
+  graph_model<graph>::set_arity(g, a, 2);
+  CHECK_THROWS_WITH_AS(propagate_device(g, {}), doctest::Contains("node 'a': inputs: two in-edges feed slot 0"),
+                       graph_error);
+  // Made with connect, the same graph propagates.
+  graph ok = graph_builder{}
+                 .input("x", {2, 2})
+                 .input("y", {2, 2})
+                 .delegate("a", "cuda:0", "add", {"x", "y"})
+                 .output({"a"})
+                 .build();
+  CHECK(verify_propagation_input(ok).ok());
+  propagate_device(ok, {});
+  CHECK_COPIES(ok, 2, 1, 0);
+}
+
 TEST_CASE("propagate: a constant that already lives on the device is read directly, both policies") {
   for (const auto policy : {copy_policy::executorch, copy_policy::devpass}) {
     graph g = graph_builder{}

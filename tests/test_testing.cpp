@@ -2,6 +2,7 @@
 // the expect_* functions' exact messages, and the CHECK_* macros passing and failing.
 #include "devpass/testing.hpp"
 
+#include "convert.hpp"  // examples/own_graph: a compiler's own IR
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/planning/memory_planner.hpp"
 
@@ -463,4 +464,59 @@ TEST_CASE("macros: a failing REQUIRE_ form ends the test case" * doctest::expect
   const graph g = round_trip();
   REQUIRE_COPIES(g, 0, 0, 0);
   CHECK(false);
+}
+
+TEST_CASE("testing.hpp on a compiler's own IR: every check, its messages from the model") {
+  const graph source = graph_builder{}
+                           .input("x", {2, 2})
+                           .delegate("a", "cuda:0", "relu", {"x"})
+                           .call("b", "add", {"a", "x"})
+                           .output({"b"})
+                           .build();
+  mycc::ir_graph g = mycc::from_devpass(source);
+  CHECK_MATCHES(delegate(input.as(x)), g, "a");
+  CHECK_MATCHES(call(any, input), g, "b");
+  CHECK_NOT_MATCHES(delegate, g, "b");
+  CHECK_COPIES(g, 0, 0, 0);
+  const mycc::ir_graph before = g;
+  CHECK_SAME_GRAPH(g, before);
+
+  propagate_device(g, {});
+  CHECK_COPIES(g, 1, 1, 0);
+  mycc::ir_graph expected = mycc::from_devpass(source);
+  propagate_device(expected, {});
+  CHECK_SAME_GRAPH(g, expected);
+  CHECK_CONVERGES(propagation::elide_table, g, propagate_options{});
+
+  // What a failure prints, from the model: names, roles, devices, operands, dtype, bytes, marks.
+  CHECK(testing::to_string(g) ==
+        "graph: 6 nodes\n"
+        "  #0 x input cpu -> float32 16 B@cpu\n"
+        "  #1 a delegate cuda:0 (h2d_copy#4) -> float32 16 B@cuda:0\n"
+        "  #2 b call cpu (d2h_copy#5, x) -> float32 16 B@cpu\n"
+        "  #3 out output cpu (b)\n"
+        "  #4 h2d_copy#4 h2d_copy cuda:0 (x) -> float32 16 B@cuda:0\n"
+        "  #5 d2h_copy#5 d2h_copy cuda:0 (a) -> float32 16 B@cpu");
+  CHECK(doctest::toString(g) == testing::to_string(g).c_str());
+  const auto diff = testing::expect_same_graph(g, before, "g", "before");
+  REQUIRE(diff);
+  CHECK(*diff ==
+        "graphs differ: g has 6 nodes, before has 4\n"
+        "  only in g: 'h2d_copy#4', 'd2h_copy#5'\n"
+        "  first differing node 'x' (outputs):\n"
+        "    g:      #0 x input cpu -> float32 16 B@cpu\n"
+        "    before: #0 x input cpu -> float32 16 B\n"
+        "  3 nodes differ: 'x', 'a', 'b'");
+  const auto copies = testing::expect_copies(g, 0, 0, 0);
+  REQUIRE(copies);
+  CHECK(*copies ==
+        "copies: expected h2d 0, d2h 0, d2d 0; found h2d 1 (16 B), d2h 1 (16 B), d2d 0 (0 B)\n"
+        "  #4 h2d_copy#4 h2d_copy cuda:0 (x) -> float32 16 B@cuda:0\n"
+        "  #5 d2h_copy#5 d2h_copy cuda:0 (a) -> float32 16 B@cpu");
+  const auto no_match = testing::expect_matches(call(h2d_copy, any), before, "b");
+  REQUIRE(no_match);
+  CHECK(*no_match ==
+        "pattern `call(h2d_copy, any)` does not match 'b' (#2): operand 0 of 'b': node 'a' is delegate, expected "
+        "h2d_copy\n"
+        "  at #2 b call cpu (a, x) -> float32 16 B");
 }

@@ -1,7 +1,8 @@
 // devpass/testing.hpp — doctest integration, opt-in: include it in a doctest suite (it includes
 // <doctest/doctest.h> itself; nothing else in devpass does).
 //
-// What a failed check prints is readable:
+// Every check takes any graph model (graph_model.hpp): devpass::graph, or a compiler's own IR,
+// named, printed and compared through its model. What a failed check prints is readable:
 //  - doctest::StringMaker for devpass::graph, node, value_ref, use, tensor_spec, device,
 //    copy_census, memory_plan and rules::rewrite_counters (testing/to_string.hpp), so CHECK_EQ,
 //    CAPTURE and INFO print graphs as one line per node;
@@ -51,6 +52,17 @@ DEVPASS_TESTING_STRING_MAKER_(devpass::copy_census, devpass::testing::to_string(
 DEVPASS_TESTING_STRING_MAKER_(devpass::memory_plan, devpass::testing::to_string(value));
 DEVPASS_TESTING_STRING_MAKER_(devpass::rules::rewrite_counters, devpass::testing::to_string(value));
 #undef DEVPASS_TESTING_STRING_MAKER_
+
+// Any other graph model (a compiler's own IR): one line per node, from what its model says.
+template <class V, class E, class GP>
+requires devpass::modeled_graph<
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>>
+struct StringMaker<boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>> {
+  static String convert(
+      const boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>& g) {
+    return devpass::testing::to_string(g).c_str();
+  }
+};
 
 }  // namespace doctest
 

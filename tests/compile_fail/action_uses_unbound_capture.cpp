@@ -1,4 +1,4 @@
-// expect: the action uses a capture that the pattern does not bind
+// expect: the_action_uses_a_capture_the_pattern_does_not_bind<devpass::pattern::capture_name<'x'> ?>
 // An action may only use captures its pattern binds: `x` is not bound here.
 #include <devpass/rules.hpp>
 using namespace devpass::dsl;

@@ -1,4 +1,4 @@
-// expect: the guard reads a capture that the pattern does not bind
+// expect: the_guard_reads_a_capture_the_pattern_does_not_bind<devpass::pattern::capture_name<'x'> ?>
 // A guard may only read captures its pattern binds: `x` is not bound here.
 #include <devpass/rules.hpp>
 using namespace devpass::dsl;

@@ -104,11 +104,66 @@ void check_reads(verify_report& r, const G& g, vertex v,
     report_bad_reads(r, display_name(g, v), bad_reads);
 }
 
+// Why node v's in-edges do not fill its input slots 0..arity-1 once each, or nothing.
+// boost::add_edge makes an edge with slot 0 and leaves the arity as it was (0): such a graph has
+// no operands as far as every pass can tell, so it is refused rather than left uncopied.
+[[gnu::cold, gnu::noinline]] inline std::string slots_problem(std::size_t in_edges, std::uint32_t arity,
+                                                              std::uint32_t bad_slot, bool beyond) {
+  std::string problem =
+      in_edges != arity
+          ? concat({"has ", std::to_string(in_edges), in_edges == 1 ? " in-edge" : " in-edges", " but arity ",
+                    std::to_string(arity)})
+          : concat({beyond ? "an in-edge feeds slot " : "two in-edges feed slot ", std::to_string(bad_slot),
+                    beyond ? concat({", beyond the arity ", std::to_string(arity)}) : std::string()});
+  return problem +
+         "; make edges with devpass::connect(g, value, consumer, slot), which sets the slot and "
+         "the arity (boost::add_edge sets neither)";
+}
+template <class G>
+void check_slots(verify_report& r, const G& g, vertex v) {
+  const std::uint32_t arity = arity_of(g, v);
+  const std::size_t in_edges = boost::in_degree(v, g);
+  if (in_edges != arity) [[unlikely]] {
+    r.add(display_name(g, v), "inputs", slots_problem(in_edges, arity, 0, false));
+    return;
+  }
+  if (arity < 2) {  // one edge: its slot must be 0
+    if (arity == 1)
+      if (const std::uint32_t slot = g[*boost::in_edges(v, g).first].slot; slot != 0) [[unlikely]]
+        r.add(display_name(g, v), "inputs", slots_problem(1, 1, slot, true));
+    return;
+  }
+  // As many edges as slots: each slot fed once iff no slot is beyond the arity or fed twice.
+  std::uint64_t seen_small = 0;  // slots below 64; wider nodes (concatenations) use a vector
+  std::vector<bool> seen_wide;
+  if (arity > 64) seen_wide.assign(arity, false);
+  for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
+    const std::uint32_t slot = g[e].slot;
+    bool twice = false;
+    if (slot >= arity) [[unlikely]] {
+      r.add(display_name(g, v), "inputs", slots_problem(in_edges, arity, slot, true));
+      return;
+    }
+    if (arity <= 64) {
+      twice = (seen_small >> slot) & 1u;
+      seen_small |= std::uint64_t{1} << slot;
+    } else {
+      twice = seen_wide[slot];
+      seen_wide[slot] = true;
+    }
+    if (twice) [[unlikely]] {
+      r.add(display_name(g, v), "inputs", slots_problem(in_edges, arity, slot, false));
+      return;
+    }
+  }
+}
+
 // verify_propagation_input's checks of one live node v (propagate_device runs them in the sweep
 // that also counts the copies).
 template <class G>
 void check_propagation_input(verify_report& r, const G& g, vertex v,
                              std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
+  check_slots(r, g, v);
   check_produced_devices(r, g, v);
   if (const op_kind op = role_of(g, v); op == op_kind::d2h_copy || op == op_kind::d2d_copy)
     check_reads(r, g, v, bad_reads);
@@ -118,6 +173,8 @@ void check_propagation_input(verify_report& r, const G& g, vertex v,
 
 // What device propagation needs of the graph it is given (docs/device-propagation.md,
 // "Preconditions"), the part of verify_devices that must hold before it runs:
+//   - every node's in-edges feed its input slots 0..arity-1 once each (edges made with
+//     devpass::connect; boost::add_edge sets no slot and no arity);
 //   - every value a delegate, call or copy produces is marked (if at all) on the device its
 //     producer puts it: the pass reads a value's device from its mark, and a stale mark would
 //     send copies the wrong way;

@@ -60,6 +60,7 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   static_assert(check_graph_model<G>());
   [[maybe_unused]] constexpr propagate_knobs knobs = knobs_of<Policy>();  // a malformed policy fails here, first
   validate(options);
+  check_options_agree<Policy>(options);
   // Its result always passes the device verifier, given what verify_propagation_input checks: a
   // mark that contradicts its producer (e.g. left by a legacy-mode run) would send copies the wrong
   // way or never converge, and a copy the file holds that reads from the wrong device stays wrong.

@@ -27,9 +27,12 @@
 
 namespace devpass {
 
-// Runs device propagation with a compile-time Policy and any instrumentation.
+// Runs device propagation with a compile-time Policy and any instrumentation. Without options,
+// the policy's own (options_for<Policy>()); options whose policy Policy compiled out are a
+// config_error, not a run that copies nothing (check_options_agree).
 template <class Policy = policy_from_options, class G = graph, class Instrumentation = pipeline::no_instrumentation>
-propagate_stats propagate_device_with(G& g, const propagate_options& options, Instrumentation&& instrumentation = {});
+propagate_stats propagate_device_with(G& g, const propagate_options& options = options_for<Policy>(),
+                                      Instrumentation&& instrumentation = {});
 
 // The same, reporting every rule the phases try at each node to `trace` (rules/trace.hpp; null:
 // no reports), as devpass-opt --debug-rules does. A separate entry point because the rules'

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <concepts>
+#include <optional>
+#include <string>
 
 #include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/error.hpp"
@@ -90,6 +92,46 @@ consteval propagate_knobs knobs_of() {
     return Policy::knobs;
   else
     return {};
+}
+
+// The copy policy whose phases Policy compiles in, or nullopt when it compiles both in and the
+// options choose (runtime_selected).
+template <class Policy>
+consteval std::optional<copy_policy> compiled_copy_policy() {
+  constexpr propagate_knobs knobs = knobs_of<Policy>();
+  if (knobs.runtime_selected) return std::nullopt;
+  return knobs.share_copies ? copy_policy::devpass : copy_policy::executorch;
+}
+
+// The default options for a run under Policy: its copy policy, everything else the defaults.
+// propagate_device_with<Policy>(g) runs with these.
+template <class Policy>
+constexpr propagate_options options_for() {
+  propagate_options options;
+  if constexpr (constexpr auto compiled = compiled_copy_policy<Policy>()) options.policy = *compiled;
+  return options;
+}
+
+namespace detail {
+constexpr const char* copy_policy_name(copy_policy p) {
+  return p == copy_policy::executorch ? "copy_policy::executorch" : "copy_policy::devpass";
+}
+[[noreturn, gnu::cold, gnu::noinline]] inline void refuse_policy_mismatch(copy_policy compiled, copy_policy asked) {
+  throw config_error(std::string("the compile-time policy compiles in only the ") +
+                     (compiled == copy_policy::executorch ? "executorch" : "devpass") +
+                     " copy phases (its knobs.share_copies), but options.policy is " + copy_policy_name(asked) +
+                     ": the run would copy nothing. Pass options with .policy = " + copy_policy_name(compiled) +
+                     " (devpass::options_for<Policy>() gives them), or run with policy_from_options");
+}
+}  // namespace detail
+
+// Throws config_error when the run-time options select phases Policy compiled out: a run that
+// would silently do nothing (an executorch_propagate_policy run given the default options, whose
+// policy is devpass).
+template <class Policy>
+void check_options_agree(const propagate_options& o) {
+  if constexpr (constexpr auto compiled = compiled_copy_policy<Policy>())
+    if (o.enable_non_cpu_memory_planning && o.policy != *compiled) detail::refuse_policy_mismatch(*compiled, o.policy);
 }
 
 // Throws config_error for option combinations that cannot work.

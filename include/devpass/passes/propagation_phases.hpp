@@ -23,6 +23,7 @@
 #include "devpass/passes/input_sweep.hpp"
 #include "devpass/passes/propagate_options.hpp"
 #include "devpass/pipeline/pipeline.hpp"
+#include "devpass/pipeline/table_phase.hpp"
 #include "devpass/rules.hpp"
 #include "devpass/rules/trace.hpp"
 
@@ -173,44 +174,19 @@ inline constexpr auto elide_table = make_table(
     h2d_copy(d2h_copy(any.as(x)).as(d)).as(h)[same_device(h, x)] / (rewire(h, x), erase(h), erase_if_dead(d)),
     d2h_copy.as(d)[unused(d)] / erase(d));
 
-// What a propagation phase reports: the rewrite counters and the copies it made. Every node the
-// propagation tables add or remove is a copy, so the node counters are the copy counts.
-struct phase_result : pipeline::phase_result {
-  copy_census copies_made;  // the copy nodes the phase made (some may be gone by its end)
-  // What the phase did to the graph itself, for the copy census after the pass (propagate_device
-  // adds copies_kept to the census before it unless some phase removed nodes, and counts the
-  // graph only then). A rule table's are its copies_made and whether it removed any node; the
-  // fused executorch path's counters and copies_made are a literal run's, which makes copies
-  // that elision then removes, while it makes only the copies that survive and removes nothing.
-  copy_census copies_kept;
-  bool removed_nodes = false;
-  [[nodiscard]] std::size_t copies_inserted() const noexcept { return counters.nodes_added; }
-  [[nodiscard]] std::size_t copies_elided() const noexcept { return counters.nodes_removed; }
-  // Several phases' results together (a pipeline run's total, pipeline.hpp).
-  phase_result& operator+=(const phase_result& o) {
-    pipeline::phase_result::operator+=(o);
-    copies_made += o.copies_made;
-    copies_kept += o.copies_kept;
-    removed_nodes = removed_nodes || o.removed_nodes;
-    return *this;
-  }
-};
-
-// A rule-table run's result: its counters and what its context made (a table only changes the
-// graph through the context, so those are also what it did to the graph).
+// What a propagation phase reports: the rewrite counters and the copies it made (every node the
+// propagation tables add or remove is a copy, so the node counters are the copy counts).
+using phase_result = pipeline::table_result;
+// What a rule-table run reports (pipeline/table_phase.hpp).
 template <class Context>
 phase_result table_result(const rules::rewrite_counters& counters, const Context& ctx) {
-  phase_result result;
-  result.counters = counters;
-  result.copies_made = ctx.copies_made;
-  result.copies_kept = ctx.copies_made;
-  result.removed_nodes = counters.nodes_removed != 0;
-  return result;
+  return pipeline::table_result_of(counters, ctx);
 }
 
 // The options the phases see in a run that reports every rule it tries (propagate_device_traced).
 // A separate type, so that only such a run compiles the rules' explanations (rules::tracing).
 struct traced_options : propagate_options {
+  using rule_options = propagate_options;  // the tables compile once for both (table_phase.hpp)
   const rules::rule_trace* trace = nullptr;
 };
 
@@ -223,28 +199,14 @@ struct traced_options : propagate_options {
 // the rest itself).
 template <class Options, class G>
 struct seeded_options : Options {
+  using rule_options = pipeline::rule_options_t<Options>;  // the caller's: the tables compile once
   input_sweep<G>* input = nullptr;
+  // The seed the phases make their rewrite states from (pipeline::rewrite_state_for).
+  [[nodiscard]] const rewrite_seed_t<G>* rewrite_seed() const { return input ? &input->seed : nullptr; }
 };
 
-// The rewrite state a phase makes nodes with: from the run's seed where its options carry one.
-template <class G, class Options>
-rewrite_state_t<G> rewrite_state_for(G& g, const Options& options) {
-  if constexpr (requires { options.input; })
-    return make_rewrite_state(g, options.input ? &options.input->seed : nullptr);
-  else
-    return make_rewrite_state<G>(g, nullptr);
-}
-
-// Runs one rule table as a phase and reports its counters and the copies it made.
-template <class Table, class G, class Options>
-phase_result run_table(const Table& table, G& g, const Options& options) {
-  constexpr bool traced = requires { options.trace; };
-  rules::rewrite_context<propagate_options, G, traced ? rules::tracing::on : rules::tracing::off> ctx(
-      g, options, rewrite_state_for(g, options));
-  if constexpr (traced) ctx.trace = options.trace;
-  const rules::rewrite_counters counters = rules::apply_rules(table, ctx);
-  return table_result(counters, ctx);
-}
+using pipeline::rewrite_state_for;
+using pipeline::run_table;
 
 inline bool copies_enabled(const propagate_options& o) { return o.enable_non_cpu_memory_planning; }
 
@@ -252,6 +214,7 @@ inline bool copies_enabled(const propagate_options& o) { return o.enable_non_cpu
 // policy is chosen at run time), active when it is the chosen one and copies are enabled.
 template <copy_policy Which>
 struct for_copy_policy {
+  using options_type = propagate_options;
   template <class Policy>
   static constexpr bool compiled_in = knobs_of<Policy>().runtime_selected
                                       || knobs_of<Policy>().share_copies == (Which == copy_policy::devpass);
@@ -261,67 +224,54 @@ struct for_copy_policy {
 // When a phase that only needs copies enabled and an option runs: compiled in always (or as the
 // policy's knob says), active when copies are enabled and the option is set.
 struct when_skipping_h2d_for_inputs {
+  using options_type = propagate_options;
   template <class Policy>
   static constexpr bool compiled_in = true;
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.skip_h2d_for_method_inputs; }
 };
 struct when_eliding {
+  using options_type = propagate_options;
   template <class Policy>
   static constexpr bool compiled_in = knobs_of<Policy>().elide_round_trips;
   bool active(const propagate_options& o) const { return copies_enabled(o) && o.elide; }
 };
 
-// What every phase declares, in one place: its name, what it requires and provides (pipeline.hpp
-// checks the order), and `When`: compiled_in<Policy> and active(options).
+// The one-line phase templates are the pipeline's (pipeline/table_phase.hpp); their names here
+// are the old ones.
 template <pattern::fixed_string Name, class Expects, class Provides, class When>
-struct declared_phase : When {
-  static constexpr std::string_view name = Name.view();
-  using expects = Expects;
-  using provides = Provides;
-};
-
-// A phase that runs one rule table, declared in one line: its name, its table, what it requires
-// and provides, and when it runs.
+using declared_phase [[deprecated("devpass: propagation::declared_phase is pipeline::declared_phase")]] =
+    pipeline::declared_phase<Name, Expects, Provides, When>;
 template <pattern::fixed_string Name, const auto& Table, class Expects, class Provides, class When>
-struct table_phase : declared_phase<Name, Expects, Provides, When> {
-  template <class G, class Options>
-  phase_result run(G& g, const Options& o) const {
-    return run_table(Table, g, o);
-  }
-};
+using table_phase [[deprecated("devpass: propagation::table_phase is pipeline::table_phase")]] =
+    pipeline::table_phase<Name, Table, Expects, Provides, When>;
+template <pattern::fixed_string Name, class Loop, class Expects, class Provides, class When>
+using loop_phase [[deprecated("devpass: propagation::loop_phase is pipeline::loop_phase")]] =
+    pipeline::loop_phase<Name, Loop, Expects, Provides, When>;
 
 // The phases, one line each: name, table, requires, provides, when.
 using capabilities::copies_explicit;
 using capabilities::devices_assigned;
 using capabilities::round_trips_elided;
-struct place_method_inputs : table_phase<"place-method-inputs", place_inputs_table, type_list<devices_assigned>,
-                                         type_list<>, when_skipping_h2d_for_inputs> {};
-struct insert_input_copies : table_phase<"insert-input-copies", executorch_input_table, type_list<devices_assigned>,
-                                         type_list<>, for_copy_policy<copy_policy::executorch>> {};
-struct insert_output_copies : table_phase<"insert-output-copies", executorch_output_table, type_list<devices_assigned>,
-                                          type_list<copies_explicit>, for_copy_policy<copy_policy::executorch>> {};
-struct insert_shared_copies : table_phase<"insert-shared-copies", devpass_copy_table, type_list<devices_assigned>,
-                                          type_list<copies_explicit>, for_copy_policy<copy_policy::devpass>> {};
-struct elide_round_trips : table_phase<"elide-round-trips", elide_table, type_list<copies_explicit>,
-                                       type_list<round_trips_elided>, when_eliding> {};
-
-// A phase that is one loop over the graph, declared in one line like table_phase: its name, the
-// loop (a type whose `void operator()(G&) const` does the work, on any graph model), what it
-// requires and provides, and when it runs. It rewrites nothing the rule driver counts, so it
-// reports zero counters and no copies.
-template <pattern::fixed_string Name, class Loop, class Expects, class Provides, class When>
-struct loop_phase : declared_phase<Name, Expects, Provides, When> {
-  template <class G, class Options>
-  phase_result run(G& g, const Options&) const {
-    Loop{}(g);
-    return {};
-  }
-};
+struct place_method_inputs
+    : pipeline::table_phase<"place-method-inputs", place_inputs_table, type_list<devices_assigned>, type_list<>,
+                            when_skipping_h2d_for_inputs> {};
+struct insert_input_copies
+    : pipeline::table_phase<"insert-input-copies", executorch_input_table, type_list<devices_assigned>, type_list<>,
+                            for_copy_policy<copy_policy::executorch>> {};
+struct insert_output_copies
+    : pipeline::table_phase<"insert-output-copies", executorch_output_table, type_list<devices_assigned>,
+                            type_list<copies_explicit>, for_copy_policy<copy_policy::executorch>> {};
+struct insert_shared_copies
+    : pipeline::table_phase<"insert-shared-copies", devpass_copy_table, type_list<devices_assigned>,
+                            type_list<copies_explicit>, for_copy_policy<copy_policy::devpass>> {};
+struct elide_round_trips : pipeline::table_phase<"elide-round-trips", elide_table, type_list<copies_explicit>,
+                                                 type_list<round_trips_elided>, when_eliding> {};
 
 // When a loop phase runs: compiled in always, active when copies are enabled (Enabled = true) or
 // when they are not (ExecuTorch's legacy mode).
 template <bool Enabled>
 struct when_copies {
+  using options_type = propagate_options;
   template <class Policy>
   static constexpr bool compiled_in = true;
   bool active(const propagate_options& o) const { return copies_enabled(o) == Enabled; }
@@ -355,10 +305,10 @@ struct tag_delegate_values {
   }
 };
 
-struct annotate_devices
-    : loop_phase<"annotate-devices", mark_every_value, type_list<copies_explicit>, type_list<>, when_copies<true>> {};
-struct tag_delegate_devices : loop_phase<"tag-delegate-devices", tag_delegate_values, type_list<devices_assigned>,
-                                         type_list<>, when_copies<false>> {};
+struct annotate_devices : pipeline::loop_phase<"annotate-devices", mark_every_value, type_list<copies_explicit>,
+                                               type_list<>, when_copies<true>> {};
+struct tag_delegate_devices : pipeline::loop_phase<"tag-delegate-devices", tag_delegate_values,
+                                                   type_list<devices_assigned>, type_list<>, when_copies<false>> {};
 
 }  // namespace propagation
 

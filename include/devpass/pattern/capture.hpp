@@ -7,6 +7,7 @@
 
 #include <array>
 #include <optional>
+#include <utility>
 
 #include "devpass/graph/graph_model.hpp"
 #include "devpass/meta/type_list.hpp"
@@ -30,6 +31,21 @@ template <fixed_string Name>
 struct cap {
   static constexpr std::string_view name() { return Name.view(); }
 };
+
+// A capture's name as a pack of characters, for compile errors that name it: both compilers
+// print capture_name<'x'> as written, where cap<"x"> may print as its bytes.
+template <char... Name>
+struct capture_name {};
+namespace detail {
+template <class Cap, class Indices>
+struct spelled;
+template <fixed_string Name, std::size_t... I>
+struct spelled<cap<Name>, std::index_sequence<I...>> {
+  using type = capture_name<Name.view()[I]...>;
+};
+}  // namespace detail
+template <class Cap>
+using spelled_t = typename detail::spelled<Cap, std::make_index_sequence<Cap::name().size()>>::type;
 
 inline namespace literals {
 // "x"_c is cap<"x">{}: a capture name usable in patterns, guards and actions.

@@ -19,6 +19,7 @@
 
 #include "devpass/graph/concat.hpp"
 #include "devpass/graph/structure.hpp"
+#include "devpass/meta/diagnostic.hpp"
 #include "devpass/pattern/capture.hpp"
 #include "devpass/pattern/guards.hpp"
 
@@ -48,8 +49,13 @@ struct guarded {
 
 template <class Guard, class Binds>
 constexpr void check_guard_reads_bound_captures() {
-  static_assert(all_in<typename Guard::reads, Binds>::value,
-                "devpass: the guard reads a capture that the pattern does not bind");
+  using unbound = diagnostic::first_not_in_t<typename Guard::reads, Binds>;
+  if constexpr (!std::is_void_v<unbound>) {
+    // The first error line names the capture (meta/diagnostic.hpp); this one says the rule.
+    static_assert(
+        diagnostic::report<diagnostic::the_guard_reads_a_capture_the_pattern_does_not_bind<spelled_t<unbound>>>());
+    static_assert(std::is_void_v<unbound>, "devpass: the guard reads a capture that the pattern does not bind");
+  }
 }
 
 // `pattern [guard]`, for every root form.

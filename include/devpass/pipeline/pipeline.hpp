@@ -25,8 +25,10 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "devpass/graph/graph.hpp"
+#include "devpass/meta/diagnostic.hpp"
 #include "devpass/meta/type_list.hpp"
 #include "devpass/pipeline/phase.hpp"
 
@@ -87,23 +89,47 @@ consteval bool check_phase() {
   return phase<Phase>;
 }
 
-// Every capability in Required is in Provided or given by the input.
-template <class Required, class Provided>
-struct all_met;
-template <class... Required, class Provided>
-struct all_met<type_list<Required...>, Provided>
-    : std::bool_constant<((given_by_input<Required> || meta::contains_v<Required, Provided>)&&...)> {};
-template <class Provided>
-struct all_met<void, Provided> : std::false_type {};  // no `expects`: reported on its own
-
 template <class Provided, class... Phases>
 struct order_check;
 template <class Provided>
 struct order_check<Provided> : std::true_type {};
+// Whether every capability Phase expects holds: else a compile error whose first line names the
+// phase and the first capability it lacks (meta/diagnostic.hpp).
+template <class Required, class Provided>
+using first_missing_t = diagnostic::first_not_in_t<Required, Provided>;
+// The capabilities of Required the input does not give (a phase without `expects` is reported
+// on its own, by check_phase).
+template <class Required>
+struct not_given {
+  using type = type_list<>;
+};
+template <class... Required>
+struct not_given<type_list<Required...>> {
+  using type = meta::join_t<std::conditional_t<given_by_input<Required>, type_list<>, type_list<Required>>...>;
+};
+template <class Phase, class Provided>
+consteval bool expectations_met() {
+  using missing = first_missing_t<typename not_given<expects_of<Phase>>::type, Provided>;
+  if constexpr (!std::is_void_v<missing>)
+    return diagnostic::report<diagnostic::phase_expects_a_capability_no_earlier_phase_provides<Phase, missing>>();
+  else
+    return true;
+}
+template <class Policy, class Phase, class Provided>
+consteval bool expectations_met_under() {
+  using missing = first_missing_t<typename not_given<expects_of<Phase>>::type, Provided>;
+  if constexpr (!std::is_void_v<missing>)
+    return diagnostic::report<
+        diagnostic::under_this_policy_phase_expects_a_capability_no_earlier_compiled_in_phase_provides<Policy, Phase,
+                                                                                                       missing>>();
+  else
+    return true;
+}
+
 template <class Provided, class Phase, class... Rest>
 struct order_check<Provided, Phase, Rest...> {
   static_assert(check_phase<Phase>());
-  static constexpr bool phase_ok = all_met<expects_of<Phase>, Provided>::value;
+  static constexpr bool phase_ok = expectations_met<Phase, Provided>();
   static_assert(phase_ok, "devpass: pipeline order: a phase requires a capability no earlier phase provides");
   static constexpr bool value =
       phase_ok && order_check<meta::join_t<Provided, typename Phase::provides>, Rest...>::value;
@@ -119,7 +145,12 @@ template <class Policy, class Provided, class Phase, class... Rest>
 struct compiled_order_check<Policy, Provided, Phase, Rest...> {
   static_assert(check_phase<Phase>());
   static constexpr bool in = Phase::template compiled_in<Policy>;
-  static constexpr bool phase_ok = !in || all_met<expects_of<Phase>, Provided>::value;
+  static constexpr bool phase_ok = [] {
+    if constexpr (in)
+      return expectations_met_under<Policy, Phase, Provided>();
+    else
+      return true;
+  }();
   static_assert(phase_ok,
                 "devpass: pipeline order under this policy: a phase requires a capability that no earlier phase "
                 "compiled in by the policy provides");
@@ -127,6 +158,52 @@ struct compiled_order_check<Policy, Provided, Phase, Rest...> {
   static constexpr bool value = phase_ok && compiled_order_check<Policy, next_provided, Rest...>::value;
 };
 }  // namespace detail
+
+namespace detail {
+// The options type a phase is written for: `Phase::options_type` where it (or its When) says.
+template <class Phase>
+struct options_of {
+  using type = void;
+};
+template <class Phase>
+requires requires { typename Phase::options_type; }
+struct options_of<Phase> {
+  using type = typename Phase::options_type;
+};
+// Of two phases' options types, the one that is both (the more derived); void for none, and
+// `conflicting` when neither derives from the other.
+struct conflicting_options {};
+template <class A, class B>
+struct more_derived {
+  using type = std::conditional_t<std::is_base_of_v<A, B>, B,
+                                  std::conditional_t<std::is_base_of_v<B, A>, A, conflicting_options>>;
+};
+template <class B>
+struct more_derived<void, B> {
+  using type = B;
+};
+template <class A>
+struct more_derived<A, void> {
+  using type = A;
+};
+template <>
+struct more_derived<void, void> {
+  using type = void;
+};
+template <class Acc, class... Phases>
+struct fold_options {
+  using type = Acc;
+};
+template <class Acc, class Phase, class... Rest>
+struct fold_options<Acc, Phase, Rest...> {
+  using type = typename fold_options<typename more_derived<Acc, typename options_of<Phase>::type>::type, Rest...>::type;
+};
+}  // namespace detail
+// The options a pipeline of Phases runs with when given braced options (`run<P>(g, {...})`): the
+// most derived of the options types its phases declare (device propagation's: propagate_options;
+// a team's phases over its own struct derived from it: that struct). void when none declares one.
+template <class... Phases>
+using pipeline_options_t = typename detail::fold_options<void, Phases...>::type;
 
 template <class Phase, class Options>
 bool phase_active(const Phase& phase, const Options& options) {
@@ -139,6 +216,7 @@ bool phase_active(const Phase& phase, const Options& options) {
 template <class... Phases>
 struct pipeline_t {
   std::tuple<Phases...> phases;
+  using options_type = pipeline_options_t<Phases...>;
 
   // Runs the phases that Policy compiles in and the options select, in order, and returns what
   // they reported added up (add_result, phase.hpp): Total is phase_result (the rewrite counters)
@@ -152,6 +230,22 @@ struct pipeline_t {
     std::apply([&](const auto&... phase) { (run_one<Policy>(phase, g, options, instrumentation, total), ...); },
                phases);
     return total;
+  }
+  // The same with braced options, `run<Policy>(g, {.policy = ...})`: they are the pipeline's
+  // options_type (a deduced Options cannot be braced).
+  // (Braced is its own template parameter, always options_type: a pipeline whose phases declare
+  // none has no such overload.)
+  template <class Policy, class Total = phase_result, class Braced = options_type, class G,
+            class Instrumentation = no_instrumentation>
+  requires(!std::is_void_v<Braced>) Total
+      run(G& g, const std::type_identity_t<Braced>& options, Instrumentation&& instrumentation = {})
+  const {
+    static_assert(!std::is_same_v<Braced, detail::conflicting_options>,
+                  "devpass: the phases of this pipeline declare options types neither of which derives from the "
+                  "other; pass the options as an object of the type they all read, not braced");
+    // Five template arguments: only the deduced overload above takes them.
+    return run<Policy, Total, G, options_type, Instrumentation>(g, options,
+                                                                std::forward<Instrumentation>(instrumentation));
   }
 
  private:

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "devpass/graph/concat.hpp"
+#include "devpass/meta/diagnostic.hpp"
 #include "devpass/pattern/patterns.hpp"
 #include "devpass/rules/actions.hpp"
 
@@ -52,8 +53,13 @@ struct rule {
 
 template <class Action, class Binds>
 constexpr void check_action_uses_bound_captures() {
-  static_assert(pattern::all_in<typename Action::uses, Binds>::value,
-                "devpass: the action uses a capture that the pattern does not bind");
+  using unbound = diagnostic::first_not_in_t<typename Action::uses, Binds>;
+  if constexpr (!std::is_void_v<unbound>) {
+    // The first error line names the capture (meta/diagnostic.hpp); this one says the rule.
+    static_assert(diagnostic::report<
+                  diagnostic::the_action_uses_a_capture_the_pattern_does_not_bind<pattern::spelled_t<unbound>>>());
+    static_assert(std::is_void_v<unbound>, "devpass: the action uses a capture that the pattern does not bind");
+  }
 }
 
 template <root R, class G, action A>
@@ -65,6 +71,26 @@ template <root R, action A>
 constexpr rule<R, pattern::always, A> operator/(R, A a) {
   check_action_uses_bound_captures<A, typename R::binds>();
   return {{}, a};
+}
+
+// What follows `/` is not an action: most often a lambda written where apply(f, captures...)
+// belongs. Said in one line instead of a page of operator/ candidates.
+template <class F>
+inline constexpr bool an_action_after_slash = action<F>;
+struct not_a_rule {};
+template <root R, class G, class F>
+requires(!action<F>) constexpr not_a_rule operator/(pattern::guarded<R, G>, F) {
+  static_assert(an_action_after_slash<F>,
+                "devpass: after `/` comes an action (rewire, erase, copy_after, ...); a lambda is one when "
+                "wrapped: apply([](auto& ctx, value_ref x, ...) { ... }, x, ...)");
+  return {};
+}
+template <root R, class F>
+requires(!action<F>) constexpr not_a_rule operator/(R, F) {
+  static_assert(an_action_after_slash<F>,
+                "devpass: after `/` comes an action (rewire, erase, copy_after, ...); a lambda is one when "
+                "wrapped: apply([](auto& ctx, value_ref x, ...) { ... }, x, ...)");
+  return {};
 }
 
 namespace detail {

@@ -15,6 +15,8 @@
 //   expect_same_graph(a, b)            graph_diff.hpp
 // p is a value pattern (any, op, op(...), p.as(x)); root forms (each_output, on_use) and guarded
 // patterns are rule roots, not values' patterns, and are refused at compile time.
+// g is any graph model (graph_model.hpp): devpass::graph, or a compiler's own IR, whose nodes are
+// named, printed and compared through its model (to_string.hpp, graph_diff.hpp).
 #pragma once
 
 #include <concepts>
@@ -37,9 +39,8 @@ namespace devpass::testing {
 // The options of a rule table whose guards read none (`when` reads ctx.options).
 struct no_options {};
 
-template <class P>
-concept value_pattern = requires(const P p, const graph& g, value_ref v,
-                                 pattern::capture_set<typename P::binds>& caps) {
+template <class P, class G = graph>
+concept value_pattern = requires(const P p, const G& g, value_ref v, pattern::capture_set<typename P::binds>& caps) {
   { p.match(g, v, caps) } -> std::convertible_to<bool>;
   { pattern::describe(p) } -> std::convertible_to<std::string>;
   { pattern::explain(p, g, v) } -> std::convertible_to<std::optional<std::string>>;
@@ -58,8 +59,8 @@ inline std::string indented(std::string_view text, std::size_t by) {
   return out;
 }
 
-template <class... Caps>
-std::string captures_text(const graph& g, const pattern::capture_set<pattern::type_list<Caps...>>& caps) {
+template <class G, class... Caps>
+std::string captures_text(const G& g, const pattern::capture_set<pattern::type_list<Caps...>>& caps) {
   std::string text;
   std::size_t i = 0;
   ((text += (i++ ? ", " : "") + std::string(Caps::name()) + " = " + to_string(g, caps.get(Caps{}))), ...);
@@ -67,8 +68,9 @@ std::string captures_text(const graph& g, const pattern::capture_set<pattern::ty
 }
 
 // Why `value` cannot be matched at all (not in the graph), or nullopt.
-inline std::optional<std::string> not_a_value(const graph& g, value_ref value) {
-  if (value.producer < boost::num_vertices(g) && value.output < g[value.producer].outputs.size()) return std::nullopt;
+template <class G>
+std::optional<std::string> not_a_value(const G& g, value_ref value) {
+  if (value.producer < boost::num_vertices(g) && value.output < output_count(g, value.producer)) return std::nullopt;
   return "value " + to_string(g, value) + " is not a value of the graph";
 }
 
@@ -79,9 +81,9 @@ std::string pattern_text(const P& p) {
 
 }  // namespace detail
 
-template <class P>
-[[nodiscard]] std::optional<std::string> expect_matches(const P& p, const graph& g, value_ref value) {
-  static_assert(value_pattern<P>,
+template <class P, modeled_graph G>
+[[nodiscard]] std::optional<std::string> expect_matches(const P& p, const G& g, value_ref value) {
+  static_assert(value_pattern<P, G>,
                 "devpass: CHECK_MATCHES takes a value pattern (any, an op, op(...), p.as(x)), not a rule root "
                 "(each_output, on_use) or a guarded pattern");
   if (auto why = detail::not_a_value(g, value)) return detail::pattern_text(p) + " cannot match: " + *why;
@@ -93,9 +95,9 @@ template <class P>
          node_line(g, value.producer);
 }
 
-template <class P>
-[[nodiscard]] std::optional<std::string> expect_not_matches(const P& p, const graph& g, value_ref value) {
-  static_assert(value_pattern<P>,
+template <class P, modeled_graph G>
+[[nodiscard]] std::optional<std::string> expect_not_matches(const P& p, const G& g, value_ref value) {
+  static_assert(value_pattern<P, G>,
                 "devpass: CHECK_NOT_MATCHES takes a value pattern (any, an op, op(...), p.as(x)), not a rule root "
                 "(each_output, on_use) or a guarded pattern");
   if (auto why = detail::not_a_value(g, value)) return detail::pattern_text(p) + " cannot match: " + *why;
@@ -108,29 +110,29 @@ template <class P>
 }
 
 // The same with the value named as in files: "id" or "id:k".
-template <class P>
-[[nodiscard]] std::optional<std::string> expect_matches(const P& p, const graph& g, std::string_view reference) {
+template <class P, modeled_graph G>
+[[nodiscard]] std::optional<std::string> expect_matches(const P& p, const G& g, std::string_view reference) {
   const auto value = find_value(g, reference);
   if (!value) return detail::pattern_text(p) + " cannot match: no node '" + std::string(reference) + "' in the graph";
   return expect_matches(p, g, *value);
 }
-template <class P>
-[[nodiscard]] std::optional<std::string> expect_not_matches(const P& p, const graph& g, std::string_view reference) {
+template <class P, modeled_graph G>
+[[nodiscard]] std::optional<std::string> expect_not_matches(const P& p, const G& g, std::string_view reference) {
   const auto value = find_value(g, reference);
   if (!value) return detail::pattern_text(p) + " cannot match: no node '" + std::string(reference) + "' in the graph";
   return expect_not_matches(p, g, *value);
 }
 
-[[nodiscard]] inline std::optional<std::string> expect_copies(const graph& g, std::size_t h2d, std::size_t d2h,
-                                                              std::size_t d2d) {
+template <modeled_graph G>
+[[nodiscard]] std::optional<std::string> expect_copies(const G& g, std::size_t h2d, std::size_t d2h, std::size_t d2d) {
   const copy_census found = count_copies(g);
   if (found.h2d == h2d && found.d2h == d2h && found.d2d == d2d) return std::nullopt;
   std::string text = "copies: expected h2d " + std::to_string(h2d) + ", d2h " + std::to_string(d2h) + ", d2d " +
                      std::to_string(d2d) + "; found " + to_string(found);
   constexpr std::size_t shown = 40;
   std::size_t listed = 0;
-  for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
-    if (g[v].erased || !is_copy(g[v].op)) continue;
+  for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v) {
+    if (is_erased(g, v) || !is_copy(role_of(g, v))) continue;
     if (listed++ == shown) {
       text += "\n  ... " + std::to_string(found.copies() - shown) + " more copies";
       break;
@@ -142,20 +144,20 @@ template <class P>
 
 // Runs `table` on g twice (see the header comment). Exceptions other than rewrite_error (a
 // graph_error from an action, say) are not caught: the test reports them.
-template <class Table, class Options = no_options>
-[[nodiscard]] std::optional<std::string> expect_converges(const Table& table, graph& g, const Options& options = {}) {
+template <class Table, modeled_graph G, class Options = no_options>
+[[nodiscard]] std::optional<std::string> expect_converges(const Table& table, G& g, const Options& options = {}) {
   rules::rewrite_counters first;
   try {
-    rules::rewrite_context<Options, graph, rules::tracing::on> ctx(g, options);
+    rules::rewrite_context<Options, G, rules::tracing::on> ctx(g, options);
     first = rules::apply_rules(table, ctx);
   } catch (const rules::rewrite_error& e) {
     return "the rule table does not reach a fixed point: " + std::string(e.what()) + "\n  graph when it stopped:\n" +
            detail::indented(to_string(g), 4);
   }
-  const graph fixed_point = g;
+  const G fixed_point = g;
   rules::rewrite_counters second;
   try {
-    rules::rewrite_context<Options, graph, rules::tracing::on> ctx(g, options);
+    rules::rewrite_context<Options, G, rules::tracing::on> ctx(g, options);
     second = rules::apply_rules(table, ctx);
   } catch (const rules::rewrite_error& e) {
     return "the rule table stopped once but does not reach a fixed point when run again: " + std::string(e.what()) +

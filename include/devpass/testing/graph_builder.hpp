@@ -43,6 +43,14 @@ struct layout {
   [[nodiscard]] tensor_spec spec() const { return tensor_spec{type, shape}; }
 };
 
+// The first live node of g named `name`, in vertex order (any graph model).
+template <class G>
+[[nodiscard]] std::optional<vertex> find_node_named(const G& g, std::string_view name) {
+  for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v)
+    if (!is_erased(g, v) && std::string_view(node_name(g, v)) == name) return v;
+  return std::nullopt;
+}
+
 // The value a reference names: "id" is output 0, "id:k" output k. nullopt when no live node has
 // that id (the output index is not checked: compare with outputs.size()).
 [[nodiscard]] inline std::optional<value_ref> find_value(const graph& g, std::string_view reference) {
@@ -56,6 +64,22 @@ struct layout {
     output = static_cast<std::uint32_t>(std::stoul(std::string(digits)));
   }
   const auto v = find_node(g, id);
+  if (!v) return std::nullopt;
+  return value_ref{*v, output};
+}
+// The same in any other graph model, by node name (graph_model::name): the first live node so
+// named.
+template <modeled_graph G>
+[[nodiscard]] std::optional<value_ref> find_value(const G& g, std::string_view reference) {
+  std::string_view id = reference;
+  std::uint32_t output = 0;
+  if (const auto colon = reference.rfind(':'); ends_in_output_index(reference) && !find_node_named(g, reference)) {
+    const std::string_view digits = reference.substr(colon + 1);
+    if (digits.size() > 9) return std::nullopt;
+    id = reference.substr(0, colon);
+    output = static_cast<std::uint32_t>(std::stoul(std::string(digits)));
+  }
+  const auto v = find_node_named(g, id);
   if (!v) return std::nullopt;
   return value_ref{*v, output};
 }

@@ -10,6 +10,8 @@
 //   to_string(census)    h2d 1 (16 B), d2h 0 (0 B), d2d 0 (0 B)
 //   to_string(plan)      a header line, one line per buffer, the execution order
 //   to_string(counters)  3 rewrites (14 matches tried, 1 node added, 2 removed)
+// node_line(g, v), to_string(g, value) and to_string(g) take any graph model too (below): a
+// compiler's own IR prints from what its model says.
 // Devices, dtypes and ops already have devpass::to_string. Nothing here includes doctest:
 // testing.hpp turns these into doctest::StringMakers. Deterministic: the same graph gives the
 // same text (vertex order, not the order edges were made in).
@@ -127,6 +129,70 @@ inline std::string plural(std::size_t count, std::string_view one, std::string_v
   for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
     if (g[v].erased) continue;
     if (shown == options.max_nodes) break;
+    (text += "\n  ") += node_line(g, v);
+    ++shown;
+  }
+  if (shown < live) text += "\n  ... " + detail::plural(live - shown, "more node", "more nodes");
+  return text;
+}
+
+// The same texts for any other graph model (graph_model.hpp), from what the model says: a node
+// by its name, role and device, its operands by value name, its values by dtype, bytes and the
+// device they are marked on.
+//   to_string(g, v)      #1 a delegate cuda:0 (x) -> float32 16 B@cuda:0
+namespace detail {
+template <class G>
+std::string model_value_text(const G& g, value_ref x) {
+  std::string text(devpass::to_string(value_dtype(g, x)));
+  text += ' ';
+  text += std::to_string(value_bytes(g, x));
+  text += " B";
+  if (const auto at = marked_device(g, x)) text += "@" + devpass::to_string(*at);
+  return text;
+}
+template <class G>
+std::string model_node_text(const G& g, vertex v) {
+  std::string text = display_name(g, v);
+  if (text.empty()) text = "''";
+  ((text += ' ') += devpass::to_string(role_of(g, v))) += ' ';
+  text += devpass::to_string(node_device(g, v));
+  if (const std::uint32_t arity = arity_of(g, v); arity != 0) {
+    text += " (";
+    for (std::uint32_t slot = 0; slot < arity; ++slot) {
+      if (slot != 0) text += ", ";
+      const auto in = operand(g, v, slot);
+      text += in ? value_name(g, *in) : std::string("?");
+    }
+    text += ")";
+  }
+  for (std::uint32_t k = 0, n = output_count(g, v); k < n; ++k)
+    (text += k == 0 ? " -> " : ", ") += model_value_text(g, value_ref{v, k});
+  if (is_erased(g, v)) text += " (erased)";
+  return text;
+}
+}  // namespace detail
+
+template <modeled_graph G>
+[[nodiscard]] std::string node_line(const G& g, vertex v) {
+  return devpass::concat({"#", std::to_string(v), " ", detail::model_node_text(g, v)});
+}
+template <modeled_graph G>
+[[nodiscard]] std::string to_string(const G& g, value_ref value) {
+  if (value.producer >= boost::num_vertices(g)) return to_string(value) + " (not in the graph)";
+  if (value.output >= output_count(g, value.producer))
+    return to_string(value) + " ('" + display_name(g, value.producer) + "' has " +
+           detail::plural(output_count(g, value.producer), "output", "outputs") + ")";
+  return "'" + value_name(g, value) + "' (#" + std::to_string(value.producer) + ")";
+}
+template <modeled_graph G>
+[[nodiscard]] std::string to_string(const G& g, text_options options = {}) {
+  std::size_t live = 0, erased = 0;
+  for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v) ++(is_erased(g, v) ? erased : live);
+  std::string text = "graph: " + detail::plural(live, "node", "nodes");
+  if (erased != 0) text += " (and " + std::to_string(erased) + " erased, not shown)";
+  std::size_t shown = 0;
+  for (vertex v = 0, n = boost::num_vertices(g); v < n && shown < options.max_nodes; ++v) {
+    if (is_erased(g, v)) continue;
     (text += "\n  ") += node_line(g, v);
     ++shown;
   }
