@@ -1,7 +1,7 @@
 // examples/own_graph/own_graph.hpp — a compiler's own IR, made a devpass graph model.
 //
 // The compiler ("mycc") keeps its graph in a lean Boost.Graph adjacency_list: its own opcode
-// enum, a 16-byte vertex property, and value descriptions (dtype, bytes, placement, buffer) in a
+// enum, a 20-byte vertex property, and value descriptions (dtype, bytes, placement, buffer) in a
 // side table in the graph property, indexed from the vertex. Nothing of devpass's node (string
 // ids, kernels, spec vectors) is stored. The adaptation is the specialization of
 // devpass::graph_model below: one line per operation (docs/graph-concept.md).
