@@ -91,8 +91,7 @@ const char* const policy_reflection_tu =
 
 // The devpass policy's job written by hand on the same graph (bench/graph_api_propagation.hpp:
 // one sweep, no rules, no checks, no counters), against the framework compiled for that policy
-// alone: what the framework's code costs over the job's own (docs/performance.md, "The own IR's
-// room, and the floors by hand").
+// alone: what the framework's code costs over the job's own (docs/performance.md#compile-time).
 const char* const hand_written_tu =
     "#include <graph_api_propagation.hpp>\n"
     "std::size_t run(devpass::graph& g) { return devpass::bench::graph_api_propagate_shared(g).h2d; }\n";

@@ -34,11 +34,7 @@ NARRATION_ALLOWED: list[tuple[str, str]] = [
 ]
 
 # Section references the links check lets pass: (path, a regex the referring line must match).
-LINKS_ALLOWED: list[tuple[str, str]] = [
-    # A section name from before performance.md was rewritten, in a file another change is editing:
-    # it should link docs/performance.md#compile-time; remove this entry when it does.
-    ("bench/bench_compile.cpp", r"docs/performance\.md, \"The own IR's$"),
-]
+LINKS_ALLOWED: list[tuple[str, str]] = []
 
 DATE = r"\b20\d\d-[01]\d-[0-3]\d\b"
 ORDINALS = (
