@@ -9,11 +9,13 @@
 //   - TUs with a rule table of 10, 50, 100 and 200 distinct rules applied by the driver through a
 //     default (untraced) context, and the cost of each added rule between those sizes (equal
 //     figures: the growth is linear); the tables of 10 and 100 through a traced context;
-//   - a TU that only includes the graph model, for reference.
+//   - a TU that only includes the graph model, for reference;
+//   - a doctest suite's TU (testing.hpp, the pass, one test case) against one that includes only
+//     Boost.Graph's adjacency_list, both at -O0.
 // Each TU is compiled with the project's C++ compiler at -O2 -c; the best of 3 runs is reported.
 // `bench_compile --write DIR` only writes the TUs to DIR (graph_only.cpp, pipeline.cpp,
 // declared_pipeline.cpp, hand_written.cpp, devpass_policy_pipeline.cpp, rules_<n>.cpp,
-// traced_rules_<n>.cpp), to time or profile them by hand (-ftime-report, clang's -ftime-trace).
+// traced_rules_<n>.cpp, doctest_suite.cpp, declared_doctest_suite.cpp, boost_only.cpp), to time or profile them by hand (-ftime-report, clang's -ftime-trace).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -100,17 +102,48 @@ const char* const devpass_policy_pipeline_tu =
     "std::size_t run(devpass::graph& g, const devpass::propagate_options& o) {\n"
     "  return devpass::propagate_device_with<devpass::propagate_policy>(g, o).after.copies(); }\n";
 
+// A compiler team's doctest suite of its own rules and pass: testing.hpp, the pass, one test case
+// that builds a graph, propagates it and checks it (doctest's main is another TU, as in any
+// suite), against a TU that includes Boost.Graph's adjacency_list alone: what devpass adds to a
+// suite's compile, at -O0 as suites are built.
+const char* const doctest_suite_tu =
+    "#include <devpass/testing.hpp>\n"
+    "#include <devpass/passes/propagate_device.hpp>\n"
+    "TEST_CASE(\"copies\") {\n"
+    "  devpass::graph g = devpass::testing::graph_builder{}.input(\"x\", {2, 2})\n"
+    "      .delegate(\"a\", \"cuda:0\", \"relu\", {\"x\"}).call(\"c\", \"add\", {\"a\", "
+    "\"x\"}).output({\"c\"}).build();\n"
+    "  const devpass::graph before = g;\n"
+    "  devpass::propagate_device(g, {});\n"
+    "  CHECK_COPIES(g, 1, 1, 0);\n"
+    "  CHECK_SAME_GRAPH(g, g);\n"
+    "  CHECK_MATCHES(devpass::pattern::delegate, before, \"a\");\n"
+    "}\n";
+// The same suite calling the pass through its declarations (propagate_device_fwd.hpp; one other
+// TU of the suite compiles it, DEVPASS_INSTANTIATE_PROPAGATE_DEVICE).
+const std::string declared_doctest_suite_tu = [] {
+  std::string tu = doctest_suite_tu;
+  const std::string_view pass = "propagate_device.hpp";
+  tu.replace(tu.find(pass), pass.size(), "propagate_device_fwd.hpp");
+  return tu;
+}();
+const char* const boost_only_tu =
+    "#include <boost/graph/adjacency_list.hpp>\n"
+    "using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;\n"
+    "std::size_t run(G& g) { boost::add_edge(0, 1, g); return boost::num_edges(g); }\n";
+
 const char* const graph_only_tu =
     "#include <devpass/graph/graph.hpp>\n"
     "std::size_t run(devpass::graph& g) { return devpass::topological_order(g).size(); }\n";
 
-double compile_seconds(const fs::path& dir, const std::string& name, const std::string& source) {
+double compile_seconds(const fs::path& dir, const std::string& name, const std::string& source,
+                       const char* optimisation = "-O2") {
   const fs::path file = dir / (name + ".cpp");
   std::ofstream(file) << source;
   std::ostringstream line;  // (a chain of string operator+ here trips g++ 12's -Warray-bounds)
-  line << DEVPASS_CXX << " -std=c++20 -O2 -c -I" << DEVPASS_INCLUDE << " -I" << DEVPASS_OWN_GRAPH_INCLUDE << " -I"
-       << DEVPASS_BENCH_INCLUDE << " -I" << DEVPASS_BOOST_INCLUDE << " " << file.string() << " -o "
-       << (dir / (name + ".o")).string();
+  line << DEVPASS_CXX << " -std=c++20 " << optimisation << " -c -I" << DEVPASS_INCLUDE << " -I"
+       << DEVPASS_OWN_GRAPH_INCLUDE << " -I" << DEVPASS_BENCH_INCLUDE << " -I" << DEVPASS_BOOST_INCLUDE << " "
+       << file.string() << " -o " << (dir / (name + ".o")).string();
   const std::string command = line.str();
   return devpass::bench::best_seconds(3, [&] {
     if (std::system(command.c_str()) != 0) {
@@ -141,6 +174,9 @@ int main(int argc, char** argv) {
     std::ofstream(out / "devpass_policy_pipeline.cpp") << devpass_policy_pipeline_tu;
     std::ofstream(out / "options_only.cpp") << options_only_tu;
     std::ofstream(out / "policy_reflection.cpp") << policy_reflection_tu;
+    std::ofstream(out / "doctest_suite.cpp") << doctest_suite_tu;
+    std::ofstream(out / "declared_doctest_suite.cpp") << declared_doctest_suite_tu;
+    std::ofstream(out / "boost_only.cpp") << boost_only_tu;
     for (const int n : rule_counts) std::ofstream(out / ("rules_" + std::to_string(n) + ".cpp")) << rules_tu(n);
     for (const int n : traced_rule_counts)
       std::ofstream(out / ("traced_rules_" + std::to_string(n) + ".cpp")) << rules_tu(n, true);
@@ -178,6 +214,14 @@ int main(int argc, char** argv) {
   emit("propagate_options_only_seconds", options_only, "s");
   emit("policy_reflection_seconds", reflected, "s");
   emit("hana_reflection_cost_seconds", reflected - options_only, "s");
+  const double suite = compile_seconds(dir, "doctest_suite", doctest_suite_tu, "-O0");
+  const double declared_suite = compile_seconds(dir, "declared_doctest_suite", declared_doctest_suite_tu, "-O0");
+  const double boost_only = compile_seconds(dir, "boost_only", boost_only_tu, "-O0");
+  emit("doctest_suite_O0_seconds", suite, "s");
+  emit("declared_doctest_suite_O0_seconds", declared_suite, "s");
+  emit("boost_only_O0_seconds", boost_only, "s");
+  emit("doctest_suite_over_boost_only_O0", suite / boost_only, "ratio");
+  emit("declared_doctest_suite_over_boost_only_O0", declared_suite / boost_only, "ratio");
   double ten = 0, previous = 0;
   int previous_n = 0;
   std::map<int, double> untraced;  // seconds by table size, for the traced tables' comparison

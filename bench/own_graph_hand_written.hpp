@@ -41,7 +41,7 @@ inline own_graph_result own_graph_propagate_shared(mycc::ir_graph& g) {
     value_ref* slots = on_stack.data();
     if (arity > on_stack.size()) on_heap.resize(arity), slots = on_heap.data();
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g)))
-      if (g[e].slot < arity) slots[g[e].slot] = value_ref{boost::source(e, g), g[e].output};
+      if (g[e].operand < arity) slots[g[e].operand] = value_ref{boost::source(e, g), g[e].result};
     for (std::uint32_t slot = 0; slot < arity; ++slot) {
       const value_ref x = slots[slot];
       const mycc::device_code from = location(x);
@@ -57,7 +57,7 @@ inline own_graph_result own_graph_propagate_shared(mycc::ir_graph& g) {
       bool found = false;
       for (const auto e : boost::make_iterator_range(boost::out_edges(x.producer, g))) {
         const vertex c = boost::target(e, g);
-        if (!found && g[e].output == x.output && g[c].op == kind && g[c].device == side) copy = c, found = true;
+        if (!found && g[e].result == x.output && g[c].op == kind && g[c].device == side) copy = c, found = true;
       }
       if (!found) {
         mycc::value_info value = values[g[x.producer].first_value + x.output];

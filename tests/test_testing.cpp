@@ -473,7 +473,13 @@ TEST_CASE("testing.hpp on a compiler's own IR: every check, its messages from th
                            .call("b", "add", {"a", "x"})
                            .output({"b"})
                            .build();
-  mycc::ir_graph g = mycc::from_devpass(source);
+  mycc::ir_graph g = graph_builder{}
+                         .input("x", {2, 2})
+                         .delegate("a", "cuda:0", "relu", {"x"})
+                         .call("b", "add", {"a", "x"})
+                         .output({"b"})
+                         .build_as<mycc::ir_graph>();
+  CHECK_SAME_GRAPH(g, mycc::from_devpass(source));  // the builder fills the IR through its add_node
   CHECK_MATCHES(delegate(input.as(x)), g, "a");
   CHECK_MATCHES(call(any, input), g, "b");
   CHECK_NOT_MATCHES(delegate, g, "b");

@@ -9,21 +9,6 @@
 
 namespace mycc {
 
-[[nodiscard]] inline opcode opcode_of(devpass::op_kind k) {
-  using devpass::op_kind;
-  switch (k) {
-    case op_kind::input: return opcode::param;
-    case op_kind::constant: return opcode::weight;
-    case op_kind::delegate: return opcode::kernel;
-    case op_kind::call: return opcode::host_op;
-    case op_kind::h2d_copy: return opcode::upload;
-    case op_kind::d2h_copy: return opcode::download;
-    case op_kind::d2d_copy: return opcode::peer_copy;
-    case op_kind::output: return opcode::ret;
-  }
-  return opcode::host_op;
-}
-
 // Fills `g` (empty) with `source`'s nodes and edges, with room for `capacity` vertices and for
 // an edge each (as devpass's reader reserves: node_capacity_for). In place, because an
 // adjacency_list has no move: assigning a returned graph (`g = from_devpass(...)`) copies it
@@ -49,8 +34,11 @@ inline void fill_from_devpass(ir_graph& g, const devpass::graph& source, std::si
                           spec.mem_id.value_or(-1), spec.offset.value_or(0)});
     boost::add_vertex(node, g);
   }
+  // The same edges, in the same order, as the IR's own edge struct (its position hints stay
+  // devpass::graph's: a stale hint costs time, never correctness).
   for (const auto e : boost::make_iterator_range(boost::edges(source)))
-    boost::add_edge(boost::source(e, source), boost::target(e, source), source[e], g);
+    boost::add_edge(boost::source(e, source), boost::target(e, source),
+                    operand_edge{source[e].output, source[e].slot, source[e].out_position}, g);
 }
 
 // The same as a new graph (initialise with it: `ir_graph g = from_devpass(source);` keeps the room).

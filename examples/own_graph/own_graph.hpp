@@ -48,8 +48,33 @@ struct module {
   std::vector<std::string> names;
 };
 
-using ir_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, op_node, devpass::edge_info,
-                                       module, boost::vecS>;
+// The compiler's own edge: which result of the producer it carries, which operand of the
+// consumer it feeds, and a word devpass keeps its position hint in (O(1) removal of one use).
+// The model names the three for devpass (edge_output, edge_slot, edge_position below).
+struct operand_edge {
+  std::uint32_t result = 0;
+  std::uint32_t operand = 0;
+  std::uint32_t position_hint = 0;
+};
+
+using ir_graph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, op_node, operand_edge, module, boost::vecS>;
+
+// The opcode that plays a devpass role.
+[[nodiscard]] inline opcode opcode_of(devpass::op_kind k) {
+  using devpass::op_kind;
+  switch (k) {
+    case op_kind::input: return opcode::param;
+    case op_kind::constant: return opcode::weight;
+    case op_kind::delegate: return opcode::kernel;
+    case op_kind::call: return opcode::host_op;
+    case op_kind::h2d_copy: return opcode::upload;
+    case op_kind::d2h_copy: return opcode::download;
+    case op_kind::d2d_copy: return opcode::peer_copy;
+    case op_kind::output: return opcode::ret;
+  }
+  return opcode::host_op;
+}
 
 }  // namespace mycc
 
@@ -64,6 +89,11 @@ struct devpass::graph_model<mycc::ir_graph> {
   static const mycc::value_info& info(const G& g, value_ref x) {
     return g[boost::graph_bundle].values[g[x.producer].first_value + x.output];
   }
+
+  // The edge bundle is the compiler's own: its members, named for devpass.
+  static constexpr auto edge_output = &mycc::operand_edge::result;
+  static constexpr auto edge_slot = &mycc::operand_edge::operand;
+  static constexpr auto edge_position = &mycc::operand_edge::position_hint;
 
   static op_kind role(const G& g, vertex v) { return roles[static_cast<int>(g[v].op)]; }
   static bool erased(const G& g, vertex v) { return g[v].erased; }
@@ -87,6 +117,23 @@ struct devpass::graph_model<mycc::ir_graph> {
   static void set_buffer(G& g, value_ref x, std::optional<buffer_slot> at) {
     info(g, x).mem_id = at ? at->mem_id : -1;
     info(g, x).offset = at ? at->offset : 0;
+  }
+  // Any node (the graph builder's build_as, for the IR's doctest suites): the op and attributes
+  // are not kept (the IR's opcode is its role).
+  static vertex add_node(G& g, const node_request& r) {
+    mycc::module& m = g[boost::graph_bundle];
+    const mycc::op_node n{mycc::opcode_of(r.role),
+                          false,
+                          mycc::encode(r.on),
+                          0,
+                          static_cast<std::uint32_t>(m.values.size()),
+                          static_cast<std::uint16_t>(r.outputs.size()),
+                          static_cast<std::uint32_t>(m.names.size())};
+    m.names.emplace_back(r.name);
+    for (const tensor_spec& spec : r.outputs)
+      m.values.push_back(
+          {spec.byte_size(), spec.type, spec.device ? mycc::encode(*spec.device) : mycc::device_code{0xFFFF}});
+    return boost::add_vertex(n, g);
   }
   // Copies get no name (the request's naming is for models that keep names).
   static vertex add_copy(G& g, const copy_request& r) {

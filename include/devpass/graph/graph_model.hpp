@@ -1,7 +1,8 @@
 // devpass/graph/graph_model.hpp — the graph concept: what a graph type provides so that
 // devpass's patterns, rules, pipelines, passes and planner run on it. G is a
-// boost::adjacency_list<vecS, vecS, bidirectionalS, V, E, GP, vecS> whose edge property has
-// devpass::edge_info's members, with a specialization of devpass::graph_model<G> giving the
+// boost::adjacency_list<vecS, vecS, bidirectionalS, V, E, GP, vecS> whose edge property carries
+// devpass::edge_info's three numbers (its members, or members the model names: edge_fields), with
+// a specialization of devpass::graph_model<G> giving the
 // vertex operations (role, erased, arity, devices, value dtype and bytes, name, add_copy, ...)
 // over the user's own V. devpass::graph (graph.hpp) is one model, a compiler's own IR another
 // (examples/own_graph/). docs/graph-concept.md lists every operation, what it means and which
@@ -15,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -22,6 +24,7 @@
 #include "devpass/graph/device.hpp"
 #include "devpass/graph/dtype.hpp"
 #include "devpass/graph/op_kind.hpp"
+#include "devpass/graph/tensor_spec.hpp"
 
 namespace devpass {
 
@@ -78,6 +81,21 @@ struct copy_request {
   use site{};  // the use it feeds, for copy_naming::after_use
 };
 
+// What add_node makes, for models that can make any node (an optional operation: the graph
+// builder's build_as<G> needs it): a vertex of role `role` on device `on`, named `name` (models
+// without names may ignore it), running `op` (a delegate's or call's op: devpass::graph's
+// kernel, a compiler's own op name), with attributes `attrs` (minified JSON, or empty), and one
+// value per entry of `outputs`, laid out as that spec (dtype, shape: bytes) and marked on its
+// device where the spec has one. No operands (devpass connects them) and no planned buffer.
+struct node_request {
+  op_kind role = op_kind::call;
+  device on{};
+  std::string_view name{};
+  std::string_view op{};
+  std::string_view attrs{};
+  std::span<const tensor_spec> outputs{};
+};
+
 // Specialize for a graph type to make it a model (see the header comment).
 template <class G>
 struct graph_model {
@@ -88,14 +106,8 @@ namespace detail {
 template <class G>
 struct adjacency_storage : std::false_type {};
 template <class V, class E, class GP>
-struct adjacency_storage<
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>> {
-  static constexpr bool value = requires(E & e) {
-    e.output = std::uint32_t{};
-    e.slot = std::uint32_t{};
-    e.out_position = std::uint32_t{};
-  };
-};
+struct adjacency_storage<boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>>
+    : std::true_type {};
 
 template <class G>
 struct no_rewrite_state {
@@ -111,6 +123,60 @@ struct rewrite_state_of<G> {
   using type = typename graph_model<G>::rewrite_state;
 };
 }  // namespace detail
+
+// The three numbers devpass keeps on every edge: which value of its source it carries (output),
+// which input slot of its target it feeds (slot) and where it sits in its source's out-edge list
+// (position: edge_info's out_position). Read through the model, as Boost.Graph reads bundled
+// properties through pointers to members: a model whose edge bundle is its own names them,
+//   static constexpr auto edge_output = &my_edge::result;      // std::uint32_t my_edge::*
+//   static constexpr auto edge_slot = &my_edge::operand;
+//   static constexpr auto edge_position = &my_edge::position_hint;
+// else they are the bundle's members output, slot and out_position (devpass::edge_info).
+namespace detail {
+template <class G, class E = typename G::edge_property_type>
+concept model_names_edge_fields = requires {
+  requires std::same_as<std::remove_cvref_t<decltype(graph_model<G>::edge_output)>, std::uint32_t E::*>;
+  requires std::same_as<std::remove_cvref_t<decltype(graph_model<G>::edge_slot)>, std::uint32_t E::*>;
+  requires std::same_as<std::remove_cvref_t<decltype(graph_model<G>::edge_position)>, std::uint32_t E::*>;
+};
+template <class E>
+concept edge_info_fields = requires {
+  requires std::same_as<decltype(&E::output), std::uint32_t E::*>;
+  requires std::same_as<decltype(&E::slot), std::uint32_t E::*>;
+  requires std::same_as<decltype(&E::out_position), std::uint32_t E::*>;
+};
+}  // namespace detail
+template <class G>
+struct edge_fields {
+  using bundle = typename G::edge_property_type;
+  static constexpr std::uint32_t bundle::*output = [] {
+    if constexpr (detail::model_names_edge_fields<G>)
+      return graph_model<G>::edge_output;
+    else
+      return &bundle::output;
+  }();
+  static constexpr std::uint32_t bundle::*slot = [] {
+    if constexpr (detail::model_names_edge_fields<G>)
+      return graph_model<G>::edge_slot;
+    else
+      return &bundle::slot;
+  }();
+  static constexpr std::uint32_t bundle::*position = [] {
+    if constexpr (detail::model_names_edge_fields<G>)
+      return graph_model<G>::edge_position;
+    else
+      return &bundle::out_position;
+  }();
+};
+// An edge's numbers, through edge_fields: what devpass's own code reads.
+template <class G>
+[[nodiscard]] constexpr std::uint32_t edge_output(const G& g, const typename G::edge_descriptor& e) {
+  return g[e].*edge_fields<G>::output;
+}
+template <class G>
+[[nodiscard]] constexpr std::uint32_t edge_slot(const G& g, const typename G::edge_descriptor& e) {
+  return g[e].*edge_fields<G>::slot;
+}
 
 // Per rewrite run state of a model (graph_model<G>::rewrite_state, or nothing).
 template <class G>
@@ -154,6 +220,8 @@ template <class G>
 concept specialized = !requires {
   graph_model<G>::unspecialized;
 };
+template <class G>
+concept edge_numbers = detail::model_names_edge_fields<G> || detail::edge_info_fields<typename G::edge_property_type>;
 template <class G, class M = graph_model<G>>
 concept role = requires(const G& g, vertex v) {
   { M::role(g, v) } -> std::same_as<op_kind>;
@@ -209,6 +277,11 @@ concept add_copy = requires(G& g, rewrite_state_t<G>& s, const copy_request& r) 
 || requires(G& g, const copy_request& r) {
   { M::add_copy(g, r) } -> std::convertible_to<vertex>;
 };
+// Optional: a model that can make any node (node_request).
+template <class G, class M = graph_model<G>>
+concept add_node = requires(G& g, const node_request& r) {
+  { M::add_node(g, r) } -> std::convertible_to<vertex>;
+};
 template <class G, class M = graph_model<G>>
 concept set_buffer = requires(G& g, value_ref x) {
   M::set_buffer(g, x, std::optional<buffer_slot>{});
@@ -218,11 +291,11 @@ concept set_buffer = requires(G& g, value_ref x) {
 // G is a graph devpass's patterns, rules, pipelines and passes run on.
 template <class G>
 concept modeled_graph = model_requirements::adjacency_list_storage<G> && model_requirements::specialized<G> &&
-    model_requirements::role<G> && model_requirements::erased<G> && model_requirements::mark_erased<G> &&
-    model_requirements::arity<G> && model_requirements::set_arity<G> && model_requirements::output_count<G> &&
-    model_requirements::node_device<G> && model_requirements::marked_device<G> && model_requirements::mark_device<G> &&
-    model_requirements::value_dtype<G> && model_requirements::value_bytes<G> && model_requirements::name<G> &&
-    model_requirements::add_copy<G>;
+    model_requirements::edge_numbers<G> && model_requirements::role<G> && model_requirements::erased<G> &&
+    model_requirements::mark_erased<G> && model_requirements::arity<G> && model_requirements::set_arity<G> &&
+    model_requirements::output_count<G> && model_requirements::node_device<G> && model_requirements::marked_device<G> &&
+    model_requirements::mark_device<G> && model_requirements::value_dtype<G> && model_requirements::value_bytes<G> &&
+    model_requirements::name<G> && model_requirements::add_copy<G>;
 // ... and one plan_memory can write buffers into.
 template <class G>
 concept plannable_graph = modeled_graph<G> && model_requirements::set_buffer<G>;
@@ -236,9 +309,13 @@ consteval bool check_graph_model() {
   namespace req = model_requirements;
   static_assert(req::adjacency_list_storage<G>,
                 "devpass: the graph type must be boost::adjacency_list<vecS, vecS, bidirectionalS, V, E, GP, vecS> "
-                "whose edge property E has uint32 members output, slot and out_position (devpass::edge_info)");
+                "(docs/graph-concept.md says why)");
   static_assert(req::specialized<G>,
                 "devpass: no devpass::graph_model specialization for this graph type (graph_model.hpp)");
+  static_assert(req::edge_numbers<G>,
+                "devpass: the edge bundle E needs three std::uint32_t members, output, slot and out_position "
+                "(devpass::edge_info), or the graph_model names its own: static constexpr auto edge_output = "
+                "&E::..., edge_slot = &E::..., edge_position = &E::...;");
   static_assert(req::role<G>, "devpass: graph_model lacks `static op_kind role(const G&, vertex)`");
   static_assert(req::erased<G>, "devpass: graph_model lacks `static bool erased(const G&, vertex)`");
   static_assert(req::mark_erased<G>, "devpass: graph_model lacks `static void mark_erased(G&, vertex)`");

@@ -35,9 +35,9 @@ template <class G>
 void connect(G& g, value_ref value, vertex consumer, std::uint32_t slot) {
   const auto position = static_cast<std::uint32_t>(boost::out_degree(value.producer, g));
   typename G::edge_property_type edge{};
-  edge.output = value.output;
-  edge.slot = slot;
-  edge.out_position = position;
+  edge.*edge_fields<G>::output = value.output;
+  edge.*edge_fields<G>::slot = slot;
+  edge.*edge_fields<G>::position = position;
   boost::add_edge(value.producer, consumer, edge, g);
   if (slot + 1 > arity_of(g, consumer)) graph_model<G>::set_arity(g, consumer, slot + 1);
 }
@@ -47,18 +47,19 @@ namespace detail {
 // out_position hint is right: the last entry moves into its place (so a list's order is the order
 // its entries were added in only until the first removal; nothing reads meaning into it). A
 // stale hint costs one pass over the list, which renews every hint in it.
-template <class List, class EdgeIter>
+template <class G, class List, class EdgeIter>
 void unlink_out_edge(List& list, const EdgeIter& edge_entry) {
-  std::size_t at = edge_entry->get_property().out_position;
+  constexpr auto position = edge_fields<G>::position;
+  std::size_t at = edge_entry->get_property().*position;
   if (at >= list.size() || list[at].get_iter() != edge_entry) {
     for (std::size_t i = 0; i < list.size(); ++i) {
-      list[i].get_iter()->get_property().out_position = static_cast<std::uint32_t>(i);
+      list[i].get_iter()->get_property().*position = static_cast<std::uint32_t>(i);
       if (list[i].get_iter() == edge_entry) at = i;
     }
   }
   if (at + 1 != list.size()) {
     list[at] = std::move(list.back());
-    list[at].get_iter()->get_property().out_position = static_cast<std::uint32_t>(at);
+    list[at].get_iter()->get_property().*position = static_cast<std::uint32_t>(at);
   }
   list.pop_back();
 }
@@ -74,13 +75,13 @@ template <class G>
 bool move_in_edge(G& g, vertex consumer, std::uint32_t slot, value_ref value) {
   for (auto& in : g.m_vertices[consumer].m_in_edges) {
     const auto edge_entry = in.get_iter();
-    if (edge_entry->get_property().slot != slot) continue;
-    edge_entry->get_property().output = value.output;
+    if (edge_entry->get_property().*edge_fields<G>::slot != slot) continue;
+    edge_entry->get_property().*edge_fields<G>::output = value.output;
     const vertex old_producer = in.get_target();
     if (old_producer != value.producer) {
-      detail::unlink_out_edge(g.m_vertices[old_producer].m_out_edges, edge_entry);
+      detail::unlink_out_edge<G>(g.m_vertices[old_producer].m_out_edges, edge_entry);
       auto& new_out = g.m_vertices[value.producer].m_out_edges;
-      edge_entry->get_property().out_position = static_cast<std::uint32_t>(new_out.size());
+      edge_entry->get_property().*edge_fields<G>::position = static_cast<std::uint32_t>(new_out.size());
       new_out.emplace_back(consumer, edge_entry, &g.m_edges);
       in.get_target() = value.producer;
       edge_entry->m_source = value.producer;
@@ -124,7 +125,7 @@ void erase_node(G& g, vertex v) {
     out.get_iter()->m_source = out.get_iter()->m_target = dead_vertex;
   }
   for (const auto& in : stored.m_in_edges) {
-    if (in.get_target() != v) detail::unlink_out_edge(g.m_vertices[in.get_target()].m_out_edges, in.get_iter());
+    if (in.get_target() != v) detail::unlink_out_edge<G>(g.m_vertices[in.get_target()].m_out_edges, in.get_iter());
     in.get_iter()->m_source = in.get_iter()->m_target = dead_vertex;
   }
   stored.m_out_edges.clear();

@@ -34,7 +34,7 @@ void prefetch_vertex(const G& g, vertex v) {
 template <class G>
 [[nodiscard]] std::optional<value_ref> operand(const G& g, vertex consumer, std::uint32_t slot) {
   for (const auto e : boost::make_iterator_range(boost::in_edges(consumer, g)))
-    if (g[e].slot == slot) return value_ref{boost::source(e, g), g[e].output};
+    if (edge_slot(g, e) == slot) return value_ref{boost::source(e, g), edge_output(g, e)};
   return std::nullopt;
 }
 
@@ -43,7 +43,7 @@ template <class G>
 [[nodiscard]] std::vector<value_ref> operands(const G& g, vertex consumer) {
   std::vector<value_ref> result(arity_of(g, consumer));
   for (const auto e : boost::make_iterator_range(boost::in_edges(consumer, g)))
-    if (g[e].slot < result.size()) result[g[e].slot] = value_ref{boost::source(e, g), g[e].output};
+    if (edge_slot(g, e) < result.size()) result[edge_slot(g, e)] = value_ref{boost::source(e, g), edge_output(g, e)};
   return result;
 }
 
@@ -51,7 +51,7 @@ template <class G>
 template <class G, class F>
 void for_each_use(const G& g, value_ref value, F&& f) {
   for (const auto e : boost::make_iterator_range(boost::out_edges(value.producer, g)))
-    if (g[e].output == value.output) f(use{boost::target(e, g), g[e].slot});
+    if (edge_output(g, e) == value.output) f(use{boost::target(e, g), edge_slot(g, e)});
 }
 
 // Every use of `value`, ordered by (consumer, slot) so callers see a deterministic order.

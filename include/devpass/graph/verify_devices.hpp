@@ -93,12 +93,12 @@ void check_reads(verify_report& r, const G& g, vertex v,
   bad_reads.clear();
   for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
     const vertex p = boost::source(e, g);
-    if (is_erased(g, p) || g[e].output >= output_count(g, p)) continue;
-    const value_ref value{p, g[e].output};
+    if (is_erased(g, p) || edge_output(g, e) >= output_count(g, p)) continue;
+    const value_ref value{p, edge_output(g, e)};
     const device at = location_of(g, value);
     if ((wanted && at != *wanted) || (!wanted && op == op_kind::d2d_copy && (at.is_host() || at == runs_on)))
         [[unlikely]]
-      bad_reads.emplace_back(g[e].slot, wrong_read(value_name(g, value), at, op, runs_on, wanted));
+      bad_reads.emplace_back(edge_slot(g, e), wrong_read(value_name(g, value), at, op, runs_on, wanted));
   }
   if (!bad_reads.empty()) [[unlikely]]
     report_bad_reads(r, display_name(g, v), bad_reads);
@@ -129,7 +129,7 @@ void check_slots(verify_report& r, const G& g, vertex v) {
   }
   if (arity < 2) {  // one edge: its slot must be 0
     if (arity == 1)
-      if (const std::uint32_t slot = g[*boost::in_edges(v, g).first].slot; slot != 0) [[unlikely]]
+      if (const std::uint32_t slot = edge_slot(g, *boost::in_edges(v, g).first); slot != 0) [[unlikely]]
         r.add(display_name(g, v), "inputs", slots_problem(1, 1, slot, true));
     return;
   }
@@ -138,7 +138,7 @@ void check_slots(verify_report& r, const G& g, vertex v) {
   std::vector<bool> seen_wide;
   if (arity > 64) seen_wide.assign(arity, false);
   for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
-    const std::uint32_t slot = g[e].slot;
+    const std::uint32_t slot = edge_slot(g, e);
     bool twice = false;
     if (slot >= arity) [[unlikely]] {
       r.add(display_name(g, v), "inputs", slots_problem(in_edges, arity, slot, true));

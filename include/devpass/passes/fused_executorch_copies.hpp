@@ -84,7 +84,7 @@ bool read_slots(const G& g, vertex v, std::vector<value_ref>& slots) {
   slots.assign(arity, value_ref{none, 0});
   for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
     const vertex source = boost::source(e, g);
-    const std::uint32_t slot = g[e].slot, output = g[e].output;
+    const std::uint32_t slot = edge_slot(g, e), output = edge_output(g, e);
     if (slot >= arity || slots[slot].producer != none || source == v || output >= output_count(g, source)) return false;
     slots[slot] = value_ref{source, output};
   }

@@ -76,10 +76,10 @@ class slot_reads {
     if (!few) std::fill(slots_.begin(), slots_.end(), slot{{unfed, 0}, {}});
     std::uint64_t fed = 0;
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
-      const std::uint32_t s = g[e].slot;
+      const std::uint32_t s = edge_slot(g, e);
       if (s >= arity || (few ? (fed >> s & 1) != 0 : slots_[s].value.producer != unfed)) return false;
       if (few) fed |= std::uint64_t{1} << s;
-      slots_[s].value = value_ref{boost::source(e, g), g[e].output};
+      slots_[s].value = value_ref{boost::source(e, g), edge_output(g, e)};
     }
     for (slot& s : slots_) s.from = location_of(g, s.value);
     return true;

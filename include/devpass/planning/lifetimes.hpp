@@ -74,7 +74,7 @@ template <class G>
     if (is_output) t.output_nodes.push_back(v);
     const std::uint32_t step = io == io_lifetimes::method_bounds && is_output ? final_step : t.steps[v];
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
-      lifetime& span = t.spans[t.value_begin[boost::source(e, g)] + g[e].output];
+      lifetime& span = t.spans[t.value_begin[boost::source(e, g)] + edge_output(g, e)];
       span.last = std::max(span.last, step);
     }
   }

@@ -302,7 +302,7 @@ template <class G>
   std::vector<char> is_method_output(life.value_count(), 0);
   for (const vertex v : life.output_nodes)
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g)))
-      is_method_output[life.index({boost::source(e, g), g[e].output})] = 1;
+      is_method_output[life.index({boost::source(e, g), edge_output(g, e)})] = 1;
 
   // One pass over the values: which are planned, on which device (devices are few: a small
   // vector in order of appearance, sorted afterwards), with their lifetime and size.

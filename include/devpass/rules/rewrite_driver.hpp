@@ -62,7 +62,7 @@ class operand_cache {
                                        : (on_heap_.resize(arity), std::span<value_ref>(on_heap_));
     std::fill(slots_.begin(), slots_.end(), value_ref{unconnected, 0});
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g)))
-      if (g[e].slot < arity) slots_[g[e].slot] = value_ref{boost::source(e, g), g[e].output};
+      if (edge_slot(g, e) < arity) slots_[edge_slot(g, e)] = value_ref{boost::source(e, g), edge_output(g, e)};
     return slots_;
   }
 

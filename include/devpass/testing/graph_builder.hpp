@@ -16,12 +16,14 @@
 // Misuse is a graph_error naming the node and the field: a bad device at the call, an unknown or
 // out-of-range reference, a duplicate id, a layout that cannot be inferred in build(), and
 // anything verify_structure finds (build_unchecked() skips that, to make bad graphs on purpose).
+// build_as<G>() makes the same graph in any model whose graph_model has add_node.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -160,6 +162,28 @@ class graph_builder {
     if (report.problems.size() > 1)
       problem += " (and " + std::to_string(report.problems.size() - 1) + " more problems)";
     throw graph_error("", first.node(), first.field(), std::move(problem));
+  }
+
+  // The graph as another model G, made through graph_model<G>::add_node (node_request) and
+  // connect, vertex for vertex and slot for slot: a doctest suite of a compiler's own IR writes
+  // its graphs with the builder too. Checked as build() checks them.
+  template <modeled_graph G>
+  [[nodiscard]] G build_as() const {
+    static_assert(model_requirements::add_node<G>,
+                  "devpass: graph_builder::build_as<G> makes nodes through `static vertex add_node(G&, const "
+                  "node_request&)` in graph_model<G>, which this model lacks");
+    const graph source = build();
+    G g;
+    for (vertex v = 0, n = boost::num_vertices(source); v < n; ++v) {
+      const node& from = source[v];
+      const vertex made = graph_model<G>::add_node(
+          g, node_request{from.op, from.device, from.id, from.kernel.view(), from.attrs.view(),
+                          std::span<const tensor_spec>(from.outputs.data(), from.outputs.size())});
+      if (made != v) throw graph_error("", from.id, "", "graph_model::add_node made vertex " + std::to_string(made));
+    }
+    for (const auto e : boost::make_iterator_range(boost::edges(source)))
+      connect(g, value_ref{boost::source(e, source), source[e].output}, boost::target(e, source), source[e].slot);
+    return g;
   }
 
   // The graph as written, not verified: references are resolved (a graph_error for an unknown id)
