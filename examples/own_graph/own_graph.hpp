@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "devpass/graph/graph_model.hpp"
@@ -96,6 +97,11 @@ struct devpass::graph_model<mycc::ir_graph> {
   static constexpr auto edge_position = &mycc::operand_edge::position_hint;
 
   static op_kind role(const G& g, vertex v) { return roles[static_cast<int>(g[v].op)]; }
+  // The IR's op vocabulary, its own enum: patterns name its ops (op<"upload">), checked at
+  // compile time against these names (op_names[i] names the opcode of value i).
+  static constexpr std::string_view op_names[] = {"param",  "weight",   "kernel",    "host_op",
+                                                  "upload", "download", "peer_copy", "ret"};
+  static mycc::opcode op(const G& g, vertex v) { return g[v].op; }
   static bool erased(const G& g, vertex v) { return g[v].erased; }
   static void mark_erased(G& g, vertex v) { g[v].erased = true; }
   static std::uint32_t arity(const G& g, vertex v) { return g[v].arity; }

@@ -111,6 +111,9 @@ template <>
 struct graph_model<graph> {
   using rewrite_state = id_allocator;
   static op_kind role(const graph& g, vertex v) { return g[v].op; }
+  // The op vocabulary: a delegate's or call's kernel name, interned (op_name.hpp); none for the
+  // other roles.
+  static op_name op(const graph& g, vertex v) { return g[v].kernel.interned(); }
   static bool erased(const graph& g, vertex v) { return g[v].erased; }
   static void mark_erased(graph& g, vertex v) { g[v].erased = true; }
   static std::uint32_t arity(const graph& g, vertex v) { return g[v].arity; }

@@ -17,6 +17,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "devpass/graph/op_name.hpp"
+
 namespace devpass {
 
 class shared_text {
@@ -50,6 +52,17 @@ class shared_text {
   [[nodiscard]] char operator[](std::size_t i) const noexcept { return view()[i]; }
   [[nodiscard]] bool starts_with(std::string_view prefix) const noexcept { return view().starts_with(prefix); }
   [[nodiscard]] bool ends_with(std::string_view suffix) const noexcept { return view().ends_with(suffix); }
+  // The text as an interned op name (op_name.hpp), cached in the block: the first call for a
+  // block interns its text, later ones (from any node sharing it) read the id.
+  [[nodiscard]] op_name interned() const {
+    if (!block_) return {};
+    std::uint32_t id = block_->name_id.load(std::memory_order_relaxed);
+    if (id == 0) {
+      id = op_name::of(view()).id();
+      block_->name_id.store(id, std::memory_order_relaxed);  // the same id from any thread
+    }
+    return op_name::from_id(id);
+  }
   // True when both hold one block (the same text, shared), or are both empty.
   [[nodiscard]] bool shares_block_with(const shared_text& other) const noexcept { return block_ == other.block_; }
   void clear() noexcept { shared_text().swap(*this); }
@@ -78,12 +91,13 @@ class shared_text {
   struct block {
     std::atomic<std::uint32_t> references;
     std::uint32_t size;
+    std::atomic<std::uint32_t> name_id{0};  // op_name::id() of the text, 0 until interned()
   };
   static char* chars(block* b) noexcept { return reinterpret_cast<char*>(b + 1); }
   static block* make(std::string_view text) {
     if (text.size() > UINT32_MAX) throw std::length_error("devpass::shared_text: text over 4 GiB");
     void* memory = ::operator new(sizeof(block) + text.size());
-    block* b = new (memory) block{{1}, static_cast<std::uint32_t>(text.size())};
+    block* b = new (memory) block{{1}, static_cast<std::uint32_t>(text.size()), {0}};
     std::memcpy(chars(b), text.data(), text.size());
     return b;
   }

@@ -108,6 +108,55 @@ struct any_t : pattern_base<any_t> {
   static std::string describe() { return "any"; }
 };
 
+namespace detail {
+// Operand `slot` of `consumer` matched against P (a sub-pattern), with the reason it fails.
+template <class P, class G, class Caps, class Why>
+bool match_operand(const G& g, vertex consumer, std::uint32_t slot, Caps& caps, Why& why) {
+  const auto value = operand(g, consumer, slot);
+  if (!value) {
+    why.set([&] {
+      return devpass::concat(
+          {"operand ", std::to_string(slot), " of '", display_name(g, consumer), "' is not connected"});
+    });
+    return false;
+  }
+  if constexpr (std::remove_cvref_t<Why>::wanted) {
+    reason inner;
+    if (P{}.match(g, *value, caps, inner)) return true;
+    why.set([&] {
+      return devpass::concat({"operand ", std::to_string(slot), " of '", display_name(g, consumer),
+                              "': ", inner.text.value_or("no match")});
+    });
+    return false;
+  } else {
+    return P{}.match(g, *value, caps);
+  }
+}
+// The node's operands, slot by slot, against Operands: its arity must be their number.
+template <class... Operands, class G, class Caps, class Why, std::size_t... I>
+bool match_operands(const G& g, vertex consumer, Caps& caps, Why& why, std::index_sequence<I...>) {
+  if (const std::uint32_t arity = arity_of(g, consumer); arity != sizeof...(Operands)) {
+    why.set([&] {
+      return devpass::concat({"node '", display_name(g, consumer), "' has ", std::to_string(arity),
+                              " operands, expected ", std::to_string(sizeof...(Operands))});
+    });
+    return false;
+  }
+  return (match_operand<Operands>(g, consumer, static_cast<std::uint32_t>(I), caps, why) && ...);
+}
+// "head(a, b)" for a pattern with operands, "head" without.
+template <bool HasOperands, class... Operands>
+std::string describe_with_operands(std::string head) {
+  if constexpr (HasOperands) {
+    head += "(";
+    std::size_t i = 0;
+    ((head.append(i++ ? ", " : "").append(Operands::describe())), ...);
+    head += ")";
+  }
+  return head;
+}
+}  // namespace detail
+
 template <op_kind Kind, bool HasOperands, class... Operands>
 struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
   using binds = join_t<typename Operands::binds...>;
@@ -135,57 +184,14 @@ struct op_t : pattern_base<op_t<Kind, HasOperands, Operands...>> {
       });
       return false;
     }
-    if constexpr (HasOperands) {
-      if (const std::uint32_t arity = arity_of(g, v.producer); arity != sizeof...(Operands)) {
-        why.set([&] {
-          return devpass::concat({"node '", display_name(g, v.producer), "' has ", std::to_string(arity),
-                                  " operands, expected ", std::to_string(sizeof...(Operands))});
-        });
-        return false;
-      }
-      return match_operands(g, v.producer, caps, why, std::index_sequence_for<Operands...>{});
-    } else {
+    if constexpr (HasOperands)
+      return detail::match_operands<Operands...>(g, v.producer, caps, why, std::index_sequence_for<Operands...>{});
+    else
       return true;
-    }
   }
 
   static std::string describe() {
-    std::string s(to_string(Kind));
-    if constexpr (HasOperands) {
-      s += "(";
-      std::size_t i = 0;
-      ((s.append(i++ ? ", " : "").append(Operands::describe())), ...);
-      s += ")";
-    }
-    return s;
-  }
-
- private:
-  template <class G, class Caps, class Why, std::size_t... I>
-  bool match_operands(const G& g, vertex consumer, Caps& caps, Why& why, std::index_sequence<I...>) const {
-    return (match_operand<Operands>(g, consumer, static_cast<std::uint32_t>(I), caps, why) && ...);
-  }
-  template <class P, class G, class Caps, class Why>
-  static bool match_operand(const G& g, vertex consumer, std::uint32_t slot, Caps& caps, Why& why) {
-    const auto value = operand(g, consumer, slot);
-    if (!value) {
-      why.set([&] {
-        return devpass::concat(
-            {"operand ", std::to_string(slot), " of '", display_name(g, consumer), "' is not connected"});
-      });
-      return false;
-    }
-    if constexpr (std::remove_cvref_t<Why>::wanted) {
-      reason inner;
-      if (P{}.match(g, *value, caps, inner)) return true;
-      why.set([&] {
-        return devpass::concat({"operand ", std::to_string(slot), " of '", display_name(g, consumer),
-                                "': ", inner.text.value_or("no match")});
-      });
-      return false;
-    } else {
-      return P{}.match(g, *value, caps);
-    }
+    return detail::describe_with_operands<HasOperands, Operands...>(std::string(to_string(Kind)));
   }
 };
 

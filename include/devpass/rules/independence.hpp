@@ -120,6 +120,11 @@ struct operand_kinds<pattern::op_t<K, false>>
     : std::integral_constant<kind_set, pattern::fixed_arity(K) == 0 ? 0 : all_kinds> {};
 template <class P, class C>
 struct operand_kinds<pattern::bound<P, C>> : operand_kinds<P> {};
+// A named op may be any role (the vocabulary is the model's): its node is of any kind, its
+// operands as its operand patterns say.
+template <pattern::fixed_string N, class... Os>
+struct operand_kinds<pattern::named_op_t<N, true, Os...>>
+    : std::integral_constant<kind_set, (kinds_of<Os>::value | ... | 0)> {};
 
 // Of<P'> of every sub-pattern P' of P that capture C is bound to, or-ed (0: P does not bind C):
 // one walk over the pattern forms for what is asked of a capture's node.
@@ -130,6 +135,9 @@ struct of_capture<Of, pattern::bound<P, C2>, C>
     : std::integral_constant<kind_set, (std::is_same_v<C2, C> ? Of<P>::value : 0) | of_capture<Of, P, C>::value> {};
 template <template <class> class Of, op_kind K, class... Os, class C>
 struct of_capture<Of, pattern::op_t<K, true, Os...>, C>
+    : std::integral_constant<kind_set, (of_capture<Of, Os, C>::value | ... | 0)> {};
+template <template <class> class Of, pattern::fixed_string N, class... Os, class C>
+struct of_capture<Of, pattern::named_op_t<N, true, Os...>, C>
     : std::integral_constant<kind_set, (of_capture<Of, Os, C>::value | ... | 0)> {};
 template <template <class> class Of, class P, class C>
 struct of_capture<Of, pattern::each_output_t<P>, C> : of_capture<Of, P, C> {};
@@ -153,6 +161,15 @@ struct pattern_reads<pattern::op_t<K, true, Os...>> {
   static constexpr footprint value() {
     footprint f;
     f.add_operands(kind_bit(K), (kinds_of<Os>::value | ... | 0));
+    (f |= ... |= pattern_reads<Os>::value());
+    return f;
+  }
+};
+template <pattern::fixed_string N, class... Os>
+struct pattern_reads<pattern::named_op_t<N, true, Os...>> {
+  static constexpr footprint value() {
+    footprint f;
+    f.add_operands(all_kinds, (kinds_of<Os>::value | ... | 0));
     (f |= ... |= pattern_reads<Os>::value());
     return f;
   }
