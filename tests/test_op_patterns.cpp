@@ -98,3 +98,26 @@ TEST_CASE("op patterns on a compiler's own IR: its enum vocabulary, names checke
   CHECK_NOT_MATCHES(op<"kernel">, g, "b");
   CHECK(pattern::explain(op<"kernel">, g, *testing::find_value(g, "b")) == "node 'b' is host_op, expected kernel");
 }
+
+namespace mycc_rules {  // docs/writing-passes.md's rule table and test, as written there
+using namespace devpass::dsl;
+constexpr auto u = "u"_c;
+constexpr auto d = "d"_c;
+inline constexpr auto bounces = make_table(op<"upload">(op<"download">(any.as(x)).as(d)).as(u)[same_device(u, x)] /
+                                           (rewire(u, x), erase(u), erase_if_dead(d)));
+}  // namespace mycc_rules
+
+TEST_CASE("writing-passes.md: a value bounced through the host is read directly, on the own IR") {
+  mycc::ir_graph g = graph_builder{}
+                         .input("x", {4})
+                         .delegate("a", "cuda:0", "relu", {"x"})
+                         .d2h_copy("down", "cuda:0", "a")
+                         .h2d_copy("up", "cuda:0", "down")
+                         .delegate("b", "cuda:0", "relu", {"up"})
+                         .output({"b"})
+                         .build_as<mycc::ir_graph>();
+  CHECK_MATCHES(op<"upload">(op<"download">), g, "up");
+  CHECK_CONVERGES(mycc_rules::bounces, g);
+  CHECK_COPIES(g, 0, 0, 0);
+  CHECK(operand(g, testing::find_value(g, "b")->producer, 0) == testing::find_value(g, "a"));
+}
