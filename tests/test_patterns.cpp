@@ -2,6 +2,7 @@
 
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/rules.hpp"
+#include "devpass/testing.hpp"
 #include "devpass/testing/graph_builder.hpp"
 #include "random_graph.hpp"
 
@@ -160,4 +161,34 @@ TEST_CASE("guards: explain why they are false, from the test they run") {
   CHECK(pattern::explain_guard(when([](const auto&) { return false; }), ctx, caps) == "when(...) is false");
   // explain_guard agrees with test on every guard above.
   CHECK((same_device(h, x)).test(ctx, caps) == !pattern::explain_guard(same_device(h, x), ctx, caps).has_value());
+}
+
+TEST_CASE("pattern: p | q matches where either does, binds the same captures, explains both") {
+  const graph g = testing::graph_builder{}
+                      .input("a", {2})
+                      .delegate("r", "cuda:0", "aten.relu.default", {"a"})
+                      .delegate("e", "cuda:0", "aten.gelu.default", {"r"})
+                      .call("c", "aten.neg.default", {"e"})
+                      .output({"c"})
+                      .build();
+  constexpr auto activation = op<"aten.relu.default">(any.as(x)) | op<"aten.gelu.default">(any.as(x));
+  pattern::capture_set<std::remove_cvref_t<decltype(activation)>::binds> caps;
+  REQUIRE(activation.match(g, testing::value_of(g, "r"), caps));
+  CHECK(caps.get(x) == testing::value_of(g, "a"));
+  REQUIRE(activation.match(g, testing::value_of(g, "e"), caps));
+  CHECK(caps.get(x) == testing::value_of(g, "r"));  // the second side's binding, the first's undone
+  CHECK_FALSE(activation.match(g, testing::value_of(g, "c"), caps));
+  // Roles and names mix; a side that fails after binding leaves nothing behind.
+  constexpr auto either = delegate(input.as(x)) | call(delegate.as(x));
+  CHECK(pattern::describe(either) == "(delegate(input as x) | call(delegate as x))");
+  CHECK(pattern::explain(either, g, testing::value_of(g, "e")) ==
+        "neither alternative: operand 0 of 'e': node 'r' is delegate, expected input; node 'e' is delegate, expected "
+        "call");
+  CHECK_FALSE(pattern::explain(either, g, testing::value_of(g, "c")));
+  // In a rule table: each gelu or relu of a relu reads the inner relu's operand... as a root.
+  graph h = g;
+  constexpr auto drop = make_table((op<"aten.relu.default">(any.as(x)) | op<"aten.gelu.default">(any.as(x))).as(d) /
+                                   (rewire(d, x), erase(d)));
+  CHECK_CONVERGES(drop, h);
+  CHECK(operand(h, *find_node(h, "c"), 0) == testing::value_of(h, "a"));
 }

@@ -107,6 +107,8 @@ template <op_kind K, bool H, class... Os>
 struct kinds_of<pattern::op_t<K, H, Os...>> : std::integral_constant<kind_set, kind_bit(K)> {};
 template <class P, class C>
 struct kinds_of<pattern::bound<P, C>> : kinds_of<P> {};
+template <class P, class Q>
+struct kinds_of<pattern::either_t<P, Q>> : std::integral_constant<kind_set, kinds_of<P>::value | kinds_of<Q>::value> {};
 
 // The kinds of the operands of the node a pattern P names: the kinds its operand patterns accept,
 // none for inputs and constants, any when the pattern leaves the operands open.
@@ -120,6 +122,9 @@ struct operand_kinds<pattern::op_t<K, false>>
     : std::integral_constant<kind_set, pattern::fixed_arity(K) == 0 ? 0 : all_kinds> {};
 template <class P, class C>
 struct operand_kinds<pattern::bound<P, C>> : operand_kinds<P> {};
+template <class P, class Q>
+struct operand_kinds<pattern::either_t<P, Q>>
+    : std::integral_constant<kind_set, operand_kinds<P>::value | operand_kinds<Q>::value> {};
 // A named op may be any role (the vocabulary is the model's): its node is of any kind, its
 // operands as its operand patterns say.
 template <pattern::fixed_string N, class... Os>
@@ -139,6 +144,9 @@ struct of_capture<Of, pattern::op_t<K, true, Os...>, C>
 template <template <class> class Of, pattern::fixed_string N, class... Os, class C>
 struct of_capture<Of, pattern::named_op_t<N, true, Os...>, C>
     : std::integral_constant<kind_set, (of_capture<Of, Os, C>::value | ... | 0)> {};
+template <template <class> class Of, class P, class Q, class C>
+struct of_capture<Of, pattern::either_t<P, Q>, C>
+    : std::integral_constant<kind_set, of_capture<Of, P, C>::value | of_capture<Of, Q, C>::value> {};
 template <template <class> class Of, class P, class C>
 struct of_capture<Of, pattern::each_output_t<P>, C> : of_capture<Of, P, C> {};
 template <template <class> class Of, class Cn, class O, class C>
@@ -176,6 +184,14 @@ struct pattern_reads<pattern::named_op_t<N, true, Os...>> {
 };
 template <class P, class C>
 struct pattern_reads<pattern::bound<P, C>> : pattern_reads<P> {};
+template <class P, class Q>
+struct pattern_reads<pattern::either_t<P, Q>> {
+  static constexpr footprint value() {
+    footprint f = pattern_reads<P>::value();
+    f |= pattern_reads<Q>::value();
+    return f;
+  }
+};
 
 // The kinds of node a root form is tried at, and what it reads there.
 template <class Root>

@@ -16,6 +16,7 @@
 
 #include "devpass/graph/concat.hpp"
 #include "devpass/meta/diagnostic.hpp"
+#include "devpass/pattern/alternatives.hpp"
 #include "devpass/pattern/op_patterns.hpp"
 #include "devpass/pattern/patterns.hpp"
 #include "devpass/rules/actions.hpp"
@@ -32,6 +33,8 @@ template <>
 struct is_root<pattern::any_t> : std::true_type {};
 template <pattern::fixed_string N, bool H, class... Os>
 struct is_root<pattern::named_op_t<N, H, Os...>> : std::true_type {};
+template <class P, class Q>
+struct is_root<pattern::either_t<P, Q>> : std::true_type {};
 template <class P>
 struct is_root<pattern::each_output_t<P>> : std::true_type {};
 template <class C, class O>

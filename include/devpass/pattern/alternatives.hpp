@@ -1,0 +1,60 @@
+// devpass/pattern/alternatives.hpp — `p | q`: a value matched by either pattern (TVM's `|`, an
+// MLIR pattern per alternative). p is tried first; q only where p does not match, with the
+// captures as they were before p. Both sides bind the same captures, so that whatever the rule's
+// guard and action read is bound whichever side matched:
+//
+//   op<"aten.relu.default">(any.as(x)) | op<"aten.gelu.default">(any.as(x))
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include "devpass/graph/concat.hpp"
+#include "devpass/pattern/patterns.hpp"
+
+namespace devpass::pattern {
+
+// Whether two capture lists hold the same captures, in any order.
+template <class A, class B>
+inline constexpr bool same_captures = all_in<A, B>::value&& all_in<B, A>::value;
+
+template <class P, class Q>
+struct either_t : pattern_base<either_t<P, Q>> {
+  static_assert(same_captures<typename P::binds, typename Q::binds>,
+                "devpass: both sides of `p | q` bind the same captures (a capture bound on one side only would be "
+                "unbound when the other side matched)");
+  using binds = typename P::binds;
+  using first = P;
+  using second = Q;
+
+  template <class G, class Caps, class Why = no_reason>
+  bool match(const G& g, value_ref v, Caps& caps, Why&& why = {}) const {
+    const Caps before = caps;
+    if constexpr (std::remove_cvref_t<Why>::wanted) {
+      reason first_why, second_why;
+      if (P{}.match(g, v, caps, first_why)) return true;
+      caps = before;
+      if (Q{}.match(g, v, caps, second_why)) return true;
+      why.set([&] {
+        return devpass::concat(
+            {"neither alternative: ", first_why.text.value_or("no match"), "; ", second_why.text.value_or("no match")});
+      });
+      return false;
+    } else {
+      if (P{}.match(g, v, caps)) return true;
+      caps = before;
+      return Q{}.match(g, v, caps);
+    }
+  }
+  static std::string describe() { return devpass::concat({"(", P::describe(), " | ", Q::describe(), ")"}); }
+};
+
+template <class P>
+concept value_pattern_type = std::is_base_of_v<pattern_base<P>, P>;
+
+template <value_pattern_type P, value_pattern_type Q>
+constexpr either_t<P, Q> operator|(P, Q) {
+  return {};
+}
+
+}  // namespace devpass::pattern
