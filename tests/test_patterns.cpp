@@ -186,9 +186,37 @@ TEST_CASE("pattern: p | q matches where either does, binds the same captures, ex
         "call");
   CHECK_FALSE(pattern::explain(either, g, testing::value_of(g, "c")));
   // In a rule table: each gelu or relu of a relu reads the inner relu's operand... as a root.
-  graph h = g;
+  graph rewritten = g;
   constexpr auto drop = make_table((op<"aten.relu.default">(any.as(x)) | op<"aten.gelu.default">(any.as(x))).as(d) /
                                    (rewire(d, x), erase(d)));
-  CHECK_CONVERGES(drop, h);
-  CHECK(operand(h, *find_node(h, "c"), 0) == testing::value_of(h, "a"));
+  CHECK_CONVERGES(drop, rewritten);
+  CHECK(operand(rewritten, *find_node(rewritten, "c"), 0) == testing::value_of(rewritten, "a"));
+}
+
+TEST_CASE("pattern: is(x) matches only the value captured as x earlier in the same match") {
+  const graph g = testing::graph_builder{}
+                      .input("a", {2})
+                      .input("b", {2})
+                      .delegate("square", "cuda:0", "aten.mul.Tensor", {"a", "a"})
+                      .delegate("product", "cuda:0", "aten.mul.Tensor", {"a", "b"})
+                      .output({"square", "product"})
+                      .build();
+  constexpr auto squared = op<"aten.mul.Tensor">(any.as(x), is(x));
+  CHECK_MATCHES(squared, g, "square");
+  CHECK_NOT_MATCHES(squared, g, "product");
+  CHECK(pattern::describe(squared) == "op<\"aten.mul.Tensor\">(any as x, is(x))");
+  CHECK(pattern::explain(squared, g, testing::value_of(g, "product")) == "operand 1 of 'product': 'b' is not x ('a')");
+  // In a rule: an unused square goes; the used one, and an unused product, stay.
+  graph squares = testing::graph_builder{}
+                      .input("a", {2})
+                      .input("b", {2})
+                      .delegate("square", "cuda:0", "aten.mul.Tensor", {"a", "a"})
+                      .delegate("unused_square", "cuda:0", "aten.mul.Tensor", {"b", "b"})
+                      .delegate("unused_product", "cuda:0", "aten.mul.Tensor", {"a", "b"})
+                      .output({"square"})
+                      .build();
+  CHECK_CONVERGES(make_table(delegate(any.as(x), is(x)).as(d)[unused(d)] / erase(d)), squares);
+  CHECK_FALSE(find_node(squares, "unused_square"));
+  CHECK(find_node(squares, "unused_product"));
+  CHECK(find_node(squares, "square"));  // used by the output: kept
 }

@@ -19,6 +19,7 @@
 #include "devpass/pattern/alternatives.hpp"
 #include "devpass/pattern/op_patterns.hpp"
 #include "devpass/pattern/patterns.hpp"
+#include "devpass/pattern/same_value.hpp"
 #include "devpass/rules/actions.hpp"
 
 namespace devpass::rules {
@@ -70,11 +71,13 @@ constexpr void check_action_uses_bound_captures() {
 
 template <root R, class G, action A>
 constexpr rule<R, G, A> operator/(pattern::guarded<R, G> lhs, A a) {
+  pattern::check_is_reads_bound<R>();
   check_action_uses_bound_captures<A, typename R::binds>();
   return {lhs.guard, a};
 }
 template <root R, action A>
 constexpr rule<R, pattern::always, A> operator/(R, A a) {
+  pattern::check_is_reads_bound<R>();
   check_action_uses_bound_captures<A, typename R::binds>();
   return {{}, a};
 }

@@ -86,6 +86,7 @@ template <class P, modeled_graph G>
   static_assert(value_pattern<P, G>,
                 "devpass: CHECK_MATCHES takes a value pattern (any, an op, op(...), p.as(x)), not a rule root "
                 "(each_output, on_use) or a guarded pattern");
+  pattern::check_is_reads_bound<P>();
   if (auto why = detail::not_a_value(g, value)) return detail::pattern_text(p) + " cannot match: " + *why;
   pattern::capture_set<typename P::binds> caps;
   if (p.match(g, value, caps)) return std::nullopt;
