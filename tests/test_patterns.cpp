@@ -220,3 +220,29 @@ TEST_CASE("pattern: is(x) matches only the value captured as x earlier in the sa
   CHECK(find_node(squares, "unused_product"));
   CHECK(find_node(squares, "square"));  // used by the output: kept
 }
+
+TEST_CASE("pattern: any_order(head, p, q) matches a commutative op's two operands in either order") {
+  const graph g = testing::graph_builder{}
+                      .input("a", {2})
+                      .constant("w", {2}, "cuda:0")
+                      .delegate("s1", "cuda:0", "aten.add.Tensor", {"a", "w"})
+                      .delegate("s2", "cuda:0", "aten.add.Tensor", {"w", "a"})
+                      .delegate("s3", "cuda:0", "aten.add.Tensor", {"a", "a"})
+                      .output({"s1", "s2", "s3"})
+                      .build();
+  constexpr auto plus_weight = any_order(op<"aten.add.Tensor">, input.as(x), constant.as(d));
+  pattern::capture_set<std::remove_cvref_t<decltype(plus_weight)>::binds> caps;
+  for (const char* sum : {"s1", "s2"}) {
+    CAPTURE(sum);
+    REQUIRE(plus_weight.match(g, testing::value_of(g, sum), caps));
+    CHECK(caps.get(x) == testing::value_of(g, "a"));
+    CHECK(caps.get(d) == testing::value_of(g, "w"));
+  }
+  CHECK_NOT_MATCHES(plus_weight, g, "s3");
+  CHECK(pattern::describe(plus_weight) == "any_order(op<\"aten.add.Tensor\">, input as x, constant as d)");
+  CHECK(pattern::explain(plus_weight, g, testing::value_of(g, "s3")) ==
+        "in either order: operand 1 of 's3': node 'a' is input, expected constant; swapped: operand 0 of 's3': node "
+        "'a' is input, expected constant");
+  // Roles or names as the head, operands without captures.
+  CHECK_MATCHES(any_order(op<"aten.add.Tensor">, input, constant), g, "s2");
+}

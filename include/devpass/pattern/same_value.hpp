@@ -15,6 +15,7 @@
 #include "devpass/graph/concat.hpp"
 #include "devpass/meta/diagnostic.hpp"
 #include "devpass/pattern/alternatives.hpp"
+#include "devpass/pattern/any_order.hpp"
 #include "devpass/pattern/op_patterns.hpp"
 #include "devpass/pattern/patterns.hpp"
 
@@ -89,6 +90,16 @@ struct match_order<either_t<P, Q>, Bound> {
   using bound_after = join_t<Bound, typename P::binds>;
   using first_unbound = std::conditional_t<match_order<P, Bound>::ok, typename match_order<Q, Bound>::first_unbound,
                                            typename match_order<P, Bound>::first_unbound>;
+};
+// Either order is tried: is(x) must hold in both.
+template <class H, class P, class Q, class Bound>
+struct match_order<any_order_t<H, P, Q>, Bound> {
+  using in_order = operands_order<Bound, P, Q>;
+  using swapped = operands_order<Bound, Q, P>;
+  static constexpr bool ok = in_order::ok && swapped::ok;
+  using bound_after = typename in_order::bound_after;
+  using first_unbound =
+      std::conditional_t<in_order::ok, typename swapped::first_unbound, typename in_order::first_unbound>;
 };
 template <class P, class Bound>
 struct match_order<each_output_t<P>, Bound> : match_order<P, Bound> {};

@@ -109,6 +109,8 @@ template <class P, class C>
 struct kinds_of<pattern::bound<P, C>> : kinds_of<P> {};
 template <class P, class Q>
 struct kinds_of<pattern::either_t<P, Q>> : std::integral_constant<kind_set, kinds_of<P>::value | kinds_of<Q>::value> {};
+template <class H, class P, class Q>
+struct kinds_of<pattern::any_order_t<H, P, Q>> : kinds_of<H> {};
 
 // The kinds of the operands of the node a pattern P names: the kinds its operand patterns accept,
 // none for inputs and constants, any when the pattern leaves the operands open.
@@ -125,6 +127,9 @@ struct operand_kinds<pattern::bound<P, C>> : operand_kinds<P> {};
 template <class P, class Q>
 struct operand_kinds<pattern::either_t<P, Q>>
     : std::integral_constant<kind_set, operand_kinds<P>::value | operand_kinds<Q>::value> {};
+template <class H, class P, class Q>
+struct operand_kinds<pattern::any_order_t<H, P, Q>>
+    : std::integral_constant<kind_set, kinds_of<P>::value | kinds_of<Q>::value> {};
 // A named op may be any role (the vocabulary is the model's): its node is of any kind, its
 // operands as its operand patterns say.
 template <pattern::fixed_string N, class... Os>
@@ -146,6 +151,9 @@ struct of_capture<Of, pattern::named_op_t<N, true, Os...>, C>
     : std::integral_constant<kind_set, (of_capture<Of, Os, C>::value | ... | 0)> {};
 template <template <class> class Of, class P, class Q, class C>
 struct of_capture<Of, pattern::either_t<P, Q>, C>
+    : std::integral_constant<kind_set, of_capture<Of, P, C>::value | of_capture<Of, Q, C>::value> {};
+template <template <class> class Of, class H, class P, class Q, class C>
+struct of_capture<Of, pattern::any_order_t<H, P, Q>, C>
     : std::integral_constant<kind_set, of_capture<Of, P, C>::value | of_capture<Of, Q, C>::value> {};
 template <template <class> class Of, class P, class C>
 struct of_capture<Of, pattern::each_output_t<P>, C> : of_capture<Of, P, C> {};
@@ -184,6 +192,16 @@ struct pattern_reads<pattern::named_op_t<N, true, Os...>> {
 };
 template <class P, class C>
 struct pattern_reads<pattern::bound<P, C>> : pattern_reads<P> {};
+template <class H, class P, class Q>
+struct pattern_reads<pattern::any_order_t<H, P, Q>> {
+  static constexpr footprint value() {
+    footprint f;
+    f.add_operands(kinds_of<H>::value, kinds_of<P>::value | kinds_of<Q>::value);
+    f |= pattern_reads<P>::value();
+    f |= pattern_reads<Q>::value();
+    return f;
+  }
+};
 template <class P, class Q>
 struct pattern_reads<pattern::either_t<P, Q>> {
   static constexpr footprint value() {

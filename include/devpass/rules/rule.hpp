@@ -17,6 +17,7 @@
 #include "devpass/graph/concat.hpp"
 #include "devpass/meta/diagnostic.hpp"
 #include "devpass/pattern/alternatives.hpp"
+#include "devpass/pattern/any_order.hpp"
 #include "devpass/pattern/op_patterns.hpp"
 #include "devpass/pattern/patterns.hpp"
 #include "devpass/pattern/same_value.hpp"
@@ -36,6 +37,8 @@ template <pattern::fixed_string N, bool H, class... Os>
 struct is_root<pattern::named_op_t<N, H, Os...>> : std::true_type {};
 template <class P, class Q>
 struct is_root<pattern::either_t<P, Q>> : std::true_type {};
+template <class H, class P, class Q>
+struct is_root<pattern::any_order_t<H, P, Q>> : std::true_type {};
 template <class P>
 struct is_root<pattern::each_output_t<P>> : std::true_type {};
 template <class C, class O>
