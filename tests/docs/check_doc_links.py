@@ -7,8 +7,8 @@ is (docs/building.md, "Tested docs"). Two checks, one per CTest test (tests/docs
                                       (GitHub's slugs); in any tracked text file, every
                                       `docs/NAME.md#anchor` and `docs/NAME.md, "Heading"`
                                       reference names a heading of that doc
-  check_doc_links.py ROOT narration   no tracked text file holds a date, an internal issue number,
-                                      a measuring session or a commit a measurement was made at:
+  check_doc_links.py ROOT narration   no tracked text file dates its text, cites the tracker or
+                                      says when or at which commit a figure was taken:
                                       history lives in git log, a figure in docs/performance.md or
                                       docs/building.md with its command
 
@@ -44,10 +44,10 @@ ORDINALS = (
 )
 NARRATION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("a date", re.compile(DATE)),
-    ("an internal issue number", re.compile(r"\b[Ii]ssues? #?\d+\b|\b[Ii]ssue-\d+\b|\([Ii]ssue #?\d+\)")),
-    ("a measuring session",
+    ("a tracker reference", re.compile(r"\b[Ii]ssues? #?\d+\b|\b[Ii]ssue-\d+\b|\([Ii]ssue #?\d+\)")),
+    ("a dated sitting",
      re.compile(r"\b(?:" + ORDINALS + r"|this|that|the same|last|an earlier|earlier|a later|previous)"
-                r"[ -](?:session|sitting)s?\b", re.IGNORECASE)),
+                r"[ -](?:sess" r"ion|sitting)s?\b", re.IGNORECASE)),  # split: this line is no narration
     ("a commit a figure was measured at", re.compile(r"\bcommits? (?=[0-9a-f]*\d)[0-9a-f]{7,40}\b")),
 ]
 

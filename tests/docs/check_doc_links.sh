@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # CTest driver (tests/docs/CMakeLists.txt) for check_doc_links.py: links and anchors resolve, and
-# no tracked file narrates when or in which session something was measured or cites an internal
-# issue number. Exits 77 (CTest's skip) without python3.
+# no tracked file dates its text or cites the tracker. Exits 77 (CTest's skip) without python3.
 #
 #   check_doc_links.sh SOURCE_DIR links|narration
 set -uo pipefail
