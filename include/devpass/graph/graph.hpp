@@ -31,6 +31,7 @@
 #include "devpass/graph/device.hpp"
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/graph_model.hpp"
+#include "devpass/graph/node_description.hpp"
 #include "devpass/graph/node_outputs.hpp"
 #include "devpass/graph/op_kind.hpp"
 #include "devpass/graph/shared_text.hpp"
@@ -114,6 +115,16 @@ struct graph_model<graph> {
   // The op vocabulary: a delegate's or call's kernel name, interned (op_name.hpp); none for the
   // other roles.
   static op_name op(const graph& g, vertex v) { return g[v].kernel.interned(); }
+  // What guards read beyond the roles (node_description.hpp): the ATen traits of the kernel, the
+  // spec's shape, a member of the attrs object.
+  static op_traits traits(const graph& g, vertex v) { return aten_op_traits(g[v].kernel.view()); }
+  static std::span<const std::int64_t> value_shape(const graph& g, value_ref x) {
+    const tensor_shape& shape = g[x.producer].outputs[x.output].shape;
+    return {shape.begin(), shape.size()};
+  }
+  static std::optional<std::string_view> attr(const graph& g, vertex v, std::string_view key) {
+    return json_member(g[v].attrs.view(), key);
+  }
   static bool erased(const graph& g, vertex v) { return g[v].erased; }
   static void mark_erased(graph& g, vertex v) { g[v].erased = true; }
   static std::uint32_t arity(const graph& g, vertex v) { return g[v].arity; }
@@ -158,6 +169,20 @@ struct graph_model<graph> {
     copy.device = r.side;
     copy.outputs.push_back(std::move(spec));
     return static_cast<vertex>(g.m_vertices.size() - 1);
+  }
+  // Any node (graph_model.hpp, node_request): the op is its kernel. Its id is r.name, made unique
+  // by the allocator (a request named after a node derives from that node's id, as copies do).
+  template <class Ids>
+  static vertex add_node(graph& g, Ids& ids, const node_request& r) {
+    std::string id =
+        r.named_after ? ids.make_derived(*r.named_after, std::string(r.name)) : ids.make(std::string(r.name));
+    node n{std::move(id), r.role, r.on};
+    n.kernel = shared_text(r.op);
+    n.attrs = shared_text(r.attrs);
+    for (const tensor_spec& spec : r.outputs) n.outputs.push_back(spec);
+    const vertex v = boost::add_vertex(g);
+    g[v] = std::move(n);
+    return v;
   }
 };
 

@@ -87,6 +87,8 @@ struct copy_request {
 // kernel, a compiler's own op name), with attributes `attrs` (minified JSON, or empty), and one
 // value per entry of `outputs`, laid out as that spec (dtype, shape: bytes) and marked on its
 // device where the spec has one. No operands (devpass connects them) and no planned buffer.
+// `named_after`: a node a pass made this one from; a model that keeps unique names derives this
+// node's from that node's (`name` then starts with that node's name and an '@', as copies do).
 struct node_request {
   op_kind role = op_kind::call;
   device on{};
@@ -94,6 +96,7 @@ struct node_request {
   std::string_view op{};
   std::string_view attrs{};
   std::span<const tensor_spec> outputs{};
+  std::optional<vertex> named_after{};
 };
 
 // Specialize for a graph type to make it a model (see the header comment).
@@ -277,10 +280,14 @@ concept add_copy = requires(G& g, rewrite_state_t<G>& s, const copy_request& r) 
 || requires(G& g, const copy_request& r) {
   { M::add_copy(g, r) } -> std::convertible_to<vertex>;
 };
-// Optional: a model that can make any node (node_request).
+// Optional: a model that can make any node (node_request), with its rewrite state or without.
 template <class G, class M = graph_model<G>>
 concept add_node = requires(G& g, const node_request& r) {
   { M::add_node(g, r) } -> std::convertible_to<vertex>;
+};
+template <class G, class M = graph_model<G>>
+concept add_node_with_state = add_node<G, M> || requires(G& g, rewrite_state_t<G>& s, const node_request& r) {
+  { M::add_node(g, s, r) } -> std::convertible_to<vertex>;
 };
 template <class G, class M = graph_model<G>>
 concept set_buffer = requires(G& g, value_ref x) {
@@ -433,6 +440,14 @@ vertex add_copy_vertex(G& g, rewrite_state_t<G>& state, const copy_request& r, b
     }
   }
   return add_copy_vertex(g, state, r);
+}
+// A node made through the model (node_request), with the rewrite state where its add_node takes one.
+template <class G>
+vertex add_node_vertex(G& g, rewrite_state_t<G>& state, const node_request& r) {
+  if constexpr (requires { graph_model<G>::add_node(g, state, r); })
+    return graph_model<G>::add_node(g, state, r);
+  else
+    return graph_model<G>::add_node(g, r);
 }
 // Keeps a source's (input's or constant's) own device in step with its value, in models that
 // store one (devpass::graph: the file format's input device is where the caller provides it).
