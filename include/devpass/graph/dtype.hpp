@@ -41,4 +41,25 @@ inline constexpr std::array<dtype_info, 10> dtype_table{{{"float32", 4},
   return std::nullopt;
 }
 
+// Whether every value of `from` converts to `to` and back unchanged: a cast to `to` and back to
+// `from` is the identity (f16 -> f32 -> f16, int8 -> int32 -> int8), so a pass may drop the pair.
+// Not for a dtype to itself (no cast), nor for a lossy pair (f32 -> f16, int32 -> float32: 2^24 + 1).
+[[nodiscard]] constexpr bool widens_exactly(dtype from, dtype to) noexcept {
+  switch (from) {
+    case dtype::float16:
+    case dtype::bfloat16: return to == dtype::float32 || to == dtype::float64;
+    case dtype::float32: return to == dtype::float64;
+    case dtype::int8:
+      return to == dtype::int16 || to == dtype::int32 || to == dtype::int64 || to == dtype::float16 ||
+             to == dtype::bfloat16 || to == dtype::float32 || to == dtype::float64;
+    case dtype::uint8:
+      return to == dtype::int16 || to == dtype::int32 || to == dtype::int64 || to == dtype::float16 ||
+             to == dtype::bfloat16 || to == dtype::float32 || to == dtype::float64;
+    case dtype::int16: return to == dtype::int32 || to == dtype::int64 || to == dtype::float32 || to == dtype::float64;
+    case dtype::int32: return to == dtype::int64 || to == dtype::float64;
+    case dtype::bool_: return to != dtype::bool_;
+    default: return false;
+  }
+}
+
 }  // namespace devpass

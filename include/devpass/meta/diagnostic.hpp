@@ -51,5 +51,7 @@ template <class Capture>
 struct the_action_uses_a_capture_the_pattern_does_not_bind;
 template <class Capture>
 struct the_guard_reads_a_capture_the_pattern_does_not_bind;
+template <class Action>
+struct the_action_feeds_the_matched_use_but_the_rule_is_not_rooted_at_a_use;
 
 }  // namespace devpass::diagnostic

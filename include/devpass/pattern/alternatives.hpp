@@ -4,6 +4,7 @@
 // guard and action read is bound whichever side matched:
 //
 //   op<"aten.relu.default">(any.as(x)) | op<"aten.gelu.default">(any.as(x))
+//   maybe(op<"aten.relu.default">, p)      an optional link: op<"aten.relu.default">(p) | p
 #pragma once
 
 #include <string>
@@ -55,6 +56,14 @@ concept value_pattern_type = std::is_base_of_v<pattern_base<P>, P>;
 template <value_pattern_type P, value_pattern_type Q>
 constexpr either_t<P, Q> operator|(P, Q) {
   return {};
+}
+
+// maybe(link, p): a link of a chain that may be absent (TVM's optional): `link(p) | p`, where
+// link is an op pattern without operands. `maybe(op<"aten.relu.default">, op<"aten.add.Tensor">(...))`
+// matches an add with or without a relu after it.
+template <value_pattern_type Link, value_pattern_type P>
+constexpr auto maybe(Link link, P p) {
+  return either_t<decltype(link(p)), P>{};
 }
 
 }  // namespace devpass::pattern

@@ -1,7 +1,9 @@
 // devpass/pattern/guards.hpp — conditions on captured values, written in a rule's [brackets].
 //
 //   guard := same_device(a, b) | on_host(a) | on_device(a) | device_delegate(a)
-//          | one_use(a) | many_uses(a) | unused(a) | dtype_is<T>(a)
+//          | one_use(a) | many_uses(a) | unused(a) | dtype_is<T>(a) | same_dtype(a, b)
+//          | round_trips_exactly(a, b)   a cast of a to b's dtype and back is the identity
+//          | has_trait, rank_is, shape_is, has_attr, attr_is   (value_guards.hpp)
 //          | satisfies(f, a, b, ...)      f(ctx, value_ref...) -> bool, a user predicate
 //          | when(f)                      f(ctx) -> bool, reads no capture (e.g. an option)
 //          | guard && guard | guard || guard | !guard
@@ -120,6 +122,22 @@ constexpr auto dtype_is(A) {
   // A consumer capture of a node without outputs has no value, and so no dtype.
   return make_guard<"dtype_is", A>([](const auto& ctx, value_ref a) {
     return a.output < output_count(ctx.g, a.producer) && value_dtype(ctx.g, a) == T;
+  });
+}
+// a and b have the same dtype.
+template <class A, class B>
+constexpr auto same_dtype(A, B) {
+  return make_guard<"same_dtype", A, B>([](const auto& ctx, value_ref a, value_ref b) {
+    return a.output < output_count(ctx.g, a.producer) && b.output < output_count(ctx.g, b.producer) &&
+           value_dtype(ctx.g, a) == value_dtype(ctx.g, b);
+  });
+}
+// A cast of a to b's dtype and back is the identity (dtype.hpp, widens_exactly).
+template <class A, class B>
+constexpr auto round_trips_exactly(A, B) {
+  return make_guard<"round_trips_exactly", A, B>([](const auto& ctx, value_ref a, value_ref b) {
+    return a.output < output_count(ctx.g, a.producer) && b.output < output_count(ctx.g, b.producer) &&
+           devpass::widens_exactly(value_dtype(ctx.g, a), value_dtype(ctx.g, b));
   });
 }
 template <class F, class... Caps>

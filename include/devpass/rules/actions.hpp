@@ -129,6 +129,7 @@ template <op_kind Kind, bool Share, class X, class At>
 struct copy_into_use_t : action_base<copy_into_use_t<Kind, Share, X, At>> {
   using uses = type_list<X, At>;
   static constexpr bool erases = false;
+  static constexpr bool needs_site = true;  // it feeds the matched use: on_use roots only
   template <class Ctx, class Set>
   void apply(Ctx& ctx, const Set& caps) const {
     const value_ref x = caps.get(X{});
@@ -221,10 +222,21 @@ constexpr apply_t<F, Caps...> apply(F f, Caps...) {
   return {{}, f};
 }
 
+// Whether an action feeds the matched use (`static constexpr bool needs_site = true`): a rule
+// whose root is not on_use cannot have one.
+template <class A>
+constexpr bool action_needs_site() {
+  if constexpr (requires { A::needs_site; })
+    return A::needs_site;
+  else
+    return false;
+}
+
 template <action A, action B>
 struct sequence_t : action_base<sequence_t<A, B>> {
   using uses = join_t<typename A::uses, typename B::uses>;
   static constexpr bool erases = A::erases || B::erases;
+  static constexpr bool needs_site = action_needs_site<A>() || action_needs_site<B>();
   A a;
   B b;
   template <class Ctx, class Set>

@@ -14,7 +14,13 @@
 #include "devpass/graph/graph.hpp"
 #include "devpass/graph/id_allocator.hpp"
 #include "devpass/graph/rewrite_counters.hpp"
+#include "devpass/meta/diagnostic.hpp"
 #include "devpass/rules/trace.hpp"
+
+namespace devpass::diagnostic {
+template <class Graph>
+struct this_graph_model_cannot_make_nodes;
+}  // namespace devpass::diagnostic
 
 namespace devpass::rules {
 
@@ -124,10 +130,26 @@ struct rewrite_context : detail::trace_member<Tracing> {
     static_assert(std::is_same_v<Graph, graph>,
                   "devpass: rewrite_context::add(node) is for devpass::graph; use add_copy");
     copies_made.add(n);  // counted now, while the node is in cache
-    const vertex v = add_node(g, std::move(n));
+    const vertex v = devpass::add_node(g, std::move(n));
     ++counters.nodes_added;
     revisit.push_back(v);
     return v;
+  }
+  // Any node, through the model (graph_model.hpp, node_request): what result patterns build
+  // (build_actions.hpp). A model without add_node cannot: a compile error naming it.
+  vertex add_node(const node_request& r) {
+    if constexpr (!model_requirements::add_node_with_state<Graph>) {
+      static_assert(diagnostic::report<diagnostic::this_graph_model_cannot_make_nodes<Graph>>());
+      static_assert(model_requirements::add_node_with_state<Graph>,
+                    "devpass: actions that build nodes need `static vertex add_node(G&, const node_request&)` in "
+                    "graph_model<G> (or add_node(G&, rewrite_state&, const node_request&))");
+      return 0;
+    } else {
+      const vertex v = add_node_vertex(g, ids, r);
+      ++counters.nodes_added;
+      revisit.push_back(v);
+      return v;
+    }
   }
   void remove(vertex v) {
     for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) revisit.push_back(boost::source(e, g));

@@ -32,6 +32,7 @@
 #include "devpass/pattern/guards.hpp"
 #include "devpass/pattern/patterns.hpp"
 #include "devpass/rules/actions.hpp"
+#include "devpass/rules/build_actions.hpp"
 #include "devpass/rules/rule.hpp"
 
 namespace devpass::rules::independence {
@@ -240,6 +241,12 @@ struct site_consumer_kinds : std::integral_constant<kind_set, all_kinds> {};
 template <class Cn, class O>
 struct site_consumer_kinds<pattern::on_use_t<Cn, O>> : kinds_of<Cn> {};
 
+// The kinds of the value an on_use root matched at the slot (any, for the other roots).
+template <class Root>
+struct site_operand_kinds : std::integral_constant<kind_set, all_kinds> {};
+template <class Cn, class O>
+struct site_operand_kinds<pattern::on_use_t<Cn, O>> : kinds_of<O> {};
+
 template <class Root, class... Caps>
 constexpr kind_set kinds_of_captures() {
   return (capture_kinds<Root, Caps>::value | ... | 0);
@@ -284,7 +291,9 @@ struct guard_reads<Root, pattern::value_guard<Tag, F, Caps...>> {
       f.node_device = kinds;
     else if (tag == "one_use" || tag == "many_uses" || tag == "unused")
       f.uses = kinds;
-    else if (tag == "dtype_is") {  // a value's dtype never changes
+    else if (tag == "dtype_is" || tag == "same_dtype" || tag == "round_trips_exactly" || tag == "has_trait" ||
+             tag == "rank_is" || tag == "shape_is" || tag == "has_attr" || tag == "attr_is") {
+      // A value's dtype and shape, a node's traits and attributes never change (value_guards.hpp).
     } else {
       f = footprint::everything();
     }
@@ -353,6 +362,34 @@ struct action_effects<Root, place_on_t<X, At>> {
     footprint f;
     f.location = capture_kinds<Root, X>::value;
     f.node_device = capture_kinds<Root, X>::value & sources;
+    return f;
+  }
+};
+
+// A node of r's kind (the same role) replaces r: any reader of r may now read such a node; the
+// operands gain it as a reader; r's node may go, its operands losing a reader.
+template <class Root, class R, pattern::fixed_string Op, class DType, pattern::fixed_string Suffix, class... Operands>
+struct action_effects<Root, replace_t<R, build_t<Op, DType, Suffix, Operands...>>> {
+  static constexpr footprint value() {
+    footprint f;
+    f.nodes = capture_kinds<Root, R>::value;
+    f.add_operands(all_kinds, capture_kinds<Root, R>::value);
+    f.uses = capture_kinds<Root, R>::value | capture_operand_kinds<Root, R>::value |
+             (capture_kinds<Root, Operands>::value | ... | 0);
+    return f;
+  }
+};
+// A call or delegate (new, or shared: it gains a reader) now feeds the matched slot; its
+// operands gain it as a reader, the value read there loses the slot.
+template <class Root, pattern::fixed_string Op, class DType, pattern::fixed_string Suffix, class... Operands,
+          bool Share>
+struct action_effects<Root, build_into_use_t<build_t<Op, DType, Suffix, Operands...>, Share>> {
+  static constexpr footprint value() {
+    constexpr kind_set built = kind_bit(op_kind::call) | kind_bit(op_kind::delegate);
+    footprint f;
+    f.nodes = built;
+    f.add_operands(site_consumer_kinds<Root>::value, built);
+    f.uses = built | (capture_kinds<Root, Operands>::value | ... | 0) | site_operand_kinds<Root>::value;
     return f;
   }
 };

@@ -22,6 +22,7 @@
 #include "devpass/pattern/patterns.hpp"
 #include "devpass/pattern/same_value.hpp"
 #include "devpass/rules/actions.hpp"
+#include "devpass/rules/build_actions.hpp"
 
 namespace devpass::rules {
 
@@ -72,16 +73,34 @@ constexpr void check_action_uses_bound_captures() {
   }
 }
 
+template <class Root>
+inline constexpr bool rooted_at_a_use = false;
+template <class C, class O>
+inline constexpr bool rooted_at_a_use<pattern::on_use_t<C, O>> = true;
+
+template <class Action, class Root>
+constexpr void check_use_site() {
+  if constexpr (action_needs_site<Action>() && !rooted_at_a_use<Root>) {
+    static_assert(
+        diagnostic::report<diagnostic::the_action_feeds_the_matched_use_but_the_rule_is_not_rooted_at_a_use<Action>>());
+    static_assert(rooted_at_a_use<Root>,
+                  "devpass: this action feeds the matched use (copy_into_use, build_into_use, ...): root the rule "
+                  "with on_use(consumer, operand)");
+  }
+}
+
 template <root R, class G, action A>
 constexpr rule<R, G, A> operator/(pattern::guarded<R, G> lhs, A a) {
   pattern::check_is_reads_bound<R>();
   check_action_uses_bound_captures<A, typename R::binds>();
+  check_use_site<A, R>();
   return {lhs.guard, a};
 }
 template <root R, action A>
 constexpr rule<R, pattern::always, A> operator/(R, A a) {
   pattern::check_is_reads_bound<R>();
   check_action_uses_bound_captures<A, typename R::binds>();
+  check_use_site<A, R>();
   return {{}, a};
 }
 
