@@ -8,12 +8,19 @@
 // The single-pass table: a copy per use of every host constant and method input a device
 // delegate reads (independent: the h2d copies it makes are nothing its rules read), on the
 // synthetic graph as it is.
+// Rules by op name (pattern/op_patterns.hpp) against the same loop by hand, same run:
+//  - devpass::graph: layer_norm(layer_norm(x)) -> layer_norm(x) (normalising a normalised value
+//    changes nothing), by interned kernel names; the hand loop compares the same interned ids;
+//  - a compiler's own IR (examples/own_graph/, its opcode enum): upload(download(x)) -> x where x
+//    lives on the upload's device, the round trip by the IR's own op names; the hand loop reads
+//    the IR's fields.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "bench_report.hpp"
+#include "convert.hpp"  // examples/own_graph
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/rules/single_pass.hpp"
 #include "synthetic_graph.hpp"
@@ -21,6 +28,8 @@
 namespace {
 
 using namespace devpass;
+void emit(const char* metric, double value, const char* unit) { devpass::bench::emit("dsl", metric, value, unit); }
+using devpass::bench::seconds;
 
 // The hand-written version: one sweep over the vertices, then one compaction.
 std::size_t hand_written_elide(graph& g) {
@@ -53,8 +62,84 @@ constexpr auto per_use_copies = [] {
 }();
 struct no_options {};
 
-void emit(const char* metric, double value, const char* unit) { devpass::bench::emit("dsl", metric, value, unit); }
-using devpass::bench::seconds;
+// layer_norm(layer_norm(x)) -> layer_norm(x), by hand: one sweep in vertex order (operands come
+// first: a chain folds in one sweep), comparing interned kernel ids, then one compaction.
+std::size_t hand_written_norm_fold(graph& g) {
+  const op_name norm = op_name::of("layer_norm");
+  std::size_t folded = 0;
+  const auto n = boost::num_vertices(g);
+  for (vertex v = 0; v < n; ++v) {
+    if (g[v].erased || g[v].kernel.interned() != norm || g[v].arity != 1) continue;
+    const auto inner = operand(g, v, 0);
+    if (!inner || g[inner->producer].kernel.interned() != norm) continue;
+    replace_uses(g, {v, 0}, *inner);
+    erase_node(g, v);
+    ++folded;
+  }
+  compact(g);
+  return folded;
+}
+constexpr auto norm_fold = [] {
+  using namespace devpass::dsl;
+  constexpr auto inner = "inner"_c;
+  constexpr auto outer = "outer"_c;
+  return make_table(op<"layer_norm">(op<"layer_norm">.as(inner)).as(outer) / (rewire(outer, inner), erase(outer)));
+}();
+
+// upload(download(x)) -> x on the own IR, by hand: the IR's opcodes and fields.
+std::size_t hand_written_ir_round_trips(mycc::ir_graph& g) {
+  using mycc::opcode;
+  std::size_t elided = 0;
+  const auto n = boost::num_vertices(g);
+  for (vertex u = 0; u < n; ++u) {
+    if (g[u].erased || g[u].op != opcode::upload) continue;
+    const auto d = operand(g, u, 0);
+    if (!d || g[d->producer].op != opcode::download) continue;
+    const auto x = operand(g, d->producer, 0);
+    if (!x || location_of(g, *x) != location_of(g, value_ref{u, 0})) continue;
+    replace_uses(g, {u, 0}, *x);
+    erase_node(g, u);
+    ++elided;
+    if (boost::out_degree(d->producer, g) == 0) erase_node(g, d->producer), ++elided;
+  }
+  compact(g);
+  return elided;
+}
+constexpr auto ir_round_trips = [] {
+  using namespace devpass::dsl;
+  constexpr auto x = "x"_c;
+  constexpr auto d = "d"_c;
+  constexpr auto u = "u"_c;
+  return make_table(op<"upload">(op<"download">(any.as(x)).as(d)).as(u)[same_device(u, x)] /
+                    (rewire(u, x), erase(u), erase_if_dead(d)));
+}();
+
+// A table and a hand loop on copies of one graph, interleaved, best of 3; both must remove the
+// same nodes. Emits <prefix>_seconds, <prefix>_hand_written_seconds and the ratio.
+template <class G, class Table, class Hand>
+int compare_with_hand_loop(const char* prefix, const G& source, const Table& table, Hand&& hand) {
+  double dsl_best = 1e30, hand_best = 1e30;
+  std::size_t dsl_removed = 0, hand_removed = 0;
+  for (int repeat = 0; repeat < 3; ++repeat) {
+    G a = source, b = source;  // copies are not timed
+    dsl_best = std::min(dsl_best, seconds([&] {
+                          rules::rewrite_context<no_options, G> ctx(a, {});
+                          dsl_removed = rules::apply_rules(table, ctx).nodes_removed;
+                        }));
+    hand_best = std::min(hand_best, seconds([&] { hand_removed = hand(b); }));
+    if (boost::num_vertices(a) != boost::num_vertices(b) || dsl_removed != hand_removed || dsl_removed == 0) {
+      std::fprintf(stderr, "bench dsl: %s: the rule and the hand-written loop disagree (%zu vs %zu removed)\n", prefix,
+                   dsl_removed, hand_removed);
+      return 1;
+    }
+  }
+  const std::string p(prefix);
+  emit((p + "_removed").c_str(), static_cast<double>(dsl_removed), "count");
+  emit((p + "_seconds").c_str(), dsl_best, "s");
+  emit((p + "_hand_written_seconds").c_str(), hand_best, "s");
+  emit((p + "_vs_hand_written").c_str(), dsl_best / hand_best, "ratio");
+  return 0;
+}
 
 }  // namespace
 
@@ -91,7 +176,12 @@ int main(int argc, char** argv) {
   const std::size_t nodes = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
   graph source = make_synthetic_graph(nodes, 7);
   if (compare_drivers(source) != 0) return 1;
+  if (compare_with_hand_loop("name_rule", source, norm_fold, hand_written_norm_fold) != 0) return 1;
   propagate_device(source, {.policy = copy_policy::executorch, .elide = false});
+  {
+    const mycc::ir_graph ir = mycc::from_devpass(source);
+    if (compare_with_hand_loop("own_ir_name_rule", ir, ir_round_trips, hand_written_ir_round_trips) != 0) return 1;
+  }
 
   double dsl_best = 1e30, hand_best = 1e30;
   std::size_t dsl_removed = 0, hand_removed = 0;
