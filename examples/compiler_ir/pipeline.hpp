@@ -55,14 +55,12 @@ inline constexpr auto same_shape = satisfies(
       return std::ranges::equal(devpass::value_shape(ctx.g, view), devpass::value_shape(ctx.g, input));
     },
     v, x);
-// The op is pure (its op traits), with this one result: nothing but its readers depends on it.
-// An all_reduce is not pure: every rank must take part, read or not.
-inline constexpr auto pure_op = satisfies(
-    [](const auto& ctx, devpass::value_ref node) {
-      return devpass::output_count(ctx.g, node.producer) == 1 &&
-             devpass::op_traits_of(ctx.g, node.producer).has(devpass::op_trait::pure);
-    },
-    d);
+// The op is pure (its op traits: has_trait), with this one result: nothing but its readers
+// depends on it. An all_reduce is not pure: every rank must take part, read or not.
+inline constexpr auto pure_op =
+    has_trait<devpass::op_trait::pure>(d) &&
+    satisfies([](const auto& ctx, devpass::value_ref node) { return devpass::output_count(ctx.g, node.producer) == 1; },
+              d);
 
 // Each rule reads match [guard] / action, below the comment that says what it does and why.
 inline constexpr auto simplify = make_table(
