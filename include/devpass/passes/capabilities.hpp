@@ -12,5 +12,6 @@ struct devices_assigned {  // every node has its device (the partitioner's job: 
 struct copies_explicit {};     // every cross-device read goes through a copy node
 struct round_trips_elided {};  // no h2d_copy(d2h_copy(x)) with x on the h2d's device
 struct memory_planned {};      // values carry mem_id and offset
+struct kernel_dtypes_met {};   // every operand slot a cast signature names reads the dtype it wants
 
 }  // namespace devpass::capabilities
