@@ -19,6 +19,17 @@
 #       written); without it the first alone is printed.
 #   check_devpass_opt.sh <devpass-opt> <work-dir> usage <graph.json>
 #       unknown option / missing input / bad value exit 2 and write nothing; --help, --version exit 0.
+#   check_devpass_opt.sh <devpass-opt> <work-dir> families <graph.json> <signatures.json>
+#       --fuse --insert-casts: exit 0, the phases in --stats in order, a result that verifies, reads
+#       back as written and that a second run leaves unchanged, the same with --no-verify and
+#       --debug-rules; with --propagate-device (both policies, --plan-memory) exit 0, and the nodes
+#       of propagating the families' output: they run before device propagation.
+#   check_devpass_opt.sh <devpass-opt> <work-dir> family_counts <graph.json> <signatures.json> <fusions> <casts>
+#       --fuse --insert-casts --stats: that many fusions and casts, the fused kernels in the output;
+#       --debug-rules explains the cast rule where it did not apply and reports where it did.
+#   check_devpass_opt.sh <devpass-opt> <work-dir> family_errors <graph.json> <signatures.json> <bad-signatures.json>
+#       a bad or missing signatures file: exit 1 naming the file, op and slot, nothing written;
+#       --insert-casts without a file, twice, --fuse=value, --debug-rules without a pass: exit 2.
 set -uo pipefail
 opt=$1 work=$2 mode=$3 graph=$4
 rm -rf "$work" && mkdir -p "$work" || exit 1
@@ -153,6 +164,70 @@ case $mode in
     grep -q -- '--emit=<json|dot>' "$work/stdout" || fail "--help does not list --emit"
     expect_rc 0 "$opt" --version
     grep -q '^devpass-opt version [0-9]' "$work/stdout" || fail "--version prints no version"
+    ;;
+  families)
+    sigs=$5
+    expect_rc 0 "$opt" --fuse --insert-casts="$sigs" --verify-each --stats "$graph" -o "$work/fam.json"
+    [ "$(sed -n 's/^\([a-z-]*\): [0-9]* rewrites, .*/\1/p' "$work/stderr" | tr '\n' ' ')" = "fuse insert-casts elide-cast-round-trips " ] ||
+      { cat "$work/stderr" >&2; fail "--stats does not list fuse, insert-casts, elide-cast-round-trips"; }
+    grep -q "^copies: " "$work/stderr" || fail "--stats printed no copy line"
+    expect_rc 0 "$opt" --verify-each "$work/fam.json" -o "$work/same.json"
+    cmp -s "$work/fam.json" "$work/same.json" || fail "the result does not read back as written"
+    expect_rc 0 "$opt" --fuse --insert-casts="$sigs" "$work/fam.json" -o "$work/again.json"
+    cmp -s "$work/fam.json" "$work/again.json" || fail "running the families again changed the graph"
+    expect_rc 0 "$opt" --fuse --insert-casts="$sigs" --no-verify "$graph" -o "$work/unverified.json"
+    cmp -s "$work/fam.json" "$work/unverified.json" || fail "--no-verify changed the result"
+    expect_rc 0 "$opt" --fuse --insert-casts="$sigs" --debug-rules "$graph" -o "$work/traced.json"
+    cmp -s "$work/fam.json" "$work/traced.json" || fail "--debug-rules changed the result"
+    # With device propagation: the nodes of propagating the families' output (the file lists them in
+    # another order, so the copies are made in another order: the lines are compared as sets).
+    for policy in executorch devpass; do
+      expect_rc 0 "$opt" --insert-casts="$sigs" --propagate-device --policy=$policy --fuse --verify-each --plan-memory \
+        --stats "$graph" -o "$work/planned.json"
+      expect_rc 0 "$opt" --insert-casts="$sigs" --propagate-device --policy=$policy --fuse "$graph" -o "$work/both.json"
+      expect_rc 0 "$opt" --propagate-device --policy=$policy "$work/fam.json" -o "$work/after.json"
+      cmp -s <(sed 's/,$//' "$work/both.json" | sort) <(sed 's/,$//' "$work/after.json" | sort) ||
+        fail "--policy=$policy: the families did not run before device propagation"
+    done
+    [ -z "$(ls "$work" | grep '\.tmp\.')" ] || fail "a temporary file was left behind"
+    ;;
+  family_counts)
+    sigs=$5 fusions=$6 casts=$7
+    expect_rc 0 "$opt" --fuse --insert-casts="$sigs" --stats "$graph" -o "$work/out.json"
+    grep -q "^fuse: $fusions rewrites, [0-9]* matches tried, +$fusions/-[0-9]* nodes$" "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "--stats does not report $fusions fusions"; }
+    grep -q "^insert-casts: [0-9]* rewrites, [0-9]* matches tried, +$casts/-0 nodes$" "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "--stats does not report $casts casts"; }
+    [ "$(grep -o '"kernel":"fused\.[a-z0-9_]*"' "$work/out.json" | wc -l)" -eq "$fusions" ] || fail "not $fusions fused nodes written"
+    [ "$(grep -o '"kernel":"aten\._to_copy\.default"' "$work/out.json" | wc -l)" -eq "$casts" ] || fail "not $casts casts written"
+    expect_rc 0 "$opt" --fuse --insert-casts="$sigs" --debug-rules=wants_another_dtype "$graph" -o "$work/traced.json"
+    grep -q "^debug-rules: node '[^']*': \`on_use(any as k, any as v) \[has_cast_signature(k) && wants_another_dtype(k, v)\].*\`: applied$" "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "--debug-rules does not report the cast rule where it applied"; }
+    grep -q "^debug-rules: node '[^']*': input [0-9]*: .*: wants_another_dtype(k, v) is false: " "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "--debug-rules does not explain the cast rule where it did not apply"; }
+    if grep -v "wants_another_dtype" "$work/stderr" | grep -q "^debug-rules:"; then fail "--debug-rules=wants_another_dtype reports other rules"; fi
+    ;;
+  family_errors)
+    sigs=$5 bad=$6
+    expect_rc 1 "$opt" --insert-casts="$bad" "$graph" -o "$work/out.json"
+    grep -q "^devpass-opt: $bad: op 'conv2d': slot 1: 'float17' is not a dtype (" "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "a bad signature is not named by file, op and slot"; }
+    expect_rc 1 "$opt" --fuse --insert-casts="$work/missing.json" "$graph" -o "$work/out.json"
+    grep -q "^devpass-opt: $work/missing.json: cannot open the file$" "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "a missing signatures file is not named"; }
+    [ ! -e "$work/out.json" ] || fail "an output file was written"
+    [ ! -s "$work/stdout" ] || fail "something was written to stdout"
+    expect_rc 2 "$opt" --insert-casts= "$graph" -o "$work/out.json"
+    expect_rc 2 "$opt" --insert-casts="$sigs" --insert-casts="$sigs" "$graph" -o "$work/out.json"
+    expect_rc 2 "$opt" "$graph" -o "$work/out.json" --insert-casts
+    expect_rc 2 "$opt" --fuse=yes "$graph" -o "$work/out.json"
+    expect_rc 2 "$opt" --debug-rules "$graph" -o "$work/out.json"
+    grep -q "^devpass-opt: error: --debug-rules needs a pass whose rules it traces" "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "--debug-rules without a pass is not explained"; }
+    [ ! -e "$work/out.json" ] || fail "a usage error wrote an output file"
+    expect_rc 0 "$opt" --help
+    grep -q -- '--insert-casts=<signatures.json>' "$work/stdout" || fail "--help does not list --insert-casts"
+    grep -q -- '--fuse ' "$work/stdout" || fail "--help does not list --fuse"
     ;;
   *) fail "unknown mode" ;;
 esac

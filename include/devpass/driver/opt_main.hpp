@@ -19,8 +19,10 @@
 // Adding an option is one row in make_option_table (opt_options.hpp); the propagation knobs'
 // rows (--policy, --skip-*, --no-*) are derived from devpass::propagate_options itself
 // (passes/policy_reflection.hpp), so a knob added there is an option here, with its help line.
-// Passes run in pipeline order whatever the order of the options. The driver only parses options
-// and calls the library (docs/command-line.md).
+// Passes run in pipeline order whatever the order of the options: the pass families (--fuse,
+// then --insert-casts: passes/fusion.hpp, passes/casts.hpp), device propagation, the driver's own
+// phases, memory planning. The driver only parses options and calls the library
+// (docs/command-line.md).
 //
 // The parts: opt_options.hpp (the option table and the parser), opt_report.hpp (what is printed),
 // opt_instrumentation.hpp (what runs around each phase, and the macros that compile a driver's
@@ -42,10 +44,13 @@
 #include "devpass/driver/opt_report.hpp"
 #include "devpass/graph/verify.hpp"
 #include "devpass/io/capture_json.hpp"
+#include "devpass/io/cast_signatures_json.hpp"
 #include "devpass/io/dot_writer.hpp"
 #include "devpass/io/json_reader.hpp"
 #include "devpass/io/json_writer.hpp"
 #include "devpass/io/policy_json.hpp"
+#include "devpass/passes/casts.hpp"
+#include "devpass/passes/fusion.hpp"
 #include "devpass/passes/policy_reflection.hpp"
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/pipeline/instrumentation.hpp"
@@ -87,6 +92,32 @@ void check_extra_phases(const options& o) {
   (check(std::type_identity<Extra>{}), ...);
 }
 
+// What the pass families' rules read (--fuse, --insert-casts): the cast signatures, and the trace
+// of --debug-rules (their tables then run traced: pipeline/table_phase.hpp).
+struct family_options : devpass::cast_options {
+  const devpass::rules::rule_trace* trace = nullptr;
+};
+
+// The pass families the options name, before device propagation: fusion, then the casts (made
+// for the kernels as fused) and the elision of the round trips they close. The name of the last
+// phase run.
+inline std::string_view run_families(const options& o, const family_options& families, devpass::graph& g,
+                                     tool_instrumentation& instrumentation) {
+  std::string_view last;
+  const auto run_phase = [&]<class Phase>(const Phase& phase) {
+    instrumentation.before_phase(Phase::name, g);
+    const devpass::pipeline::table_result result = phase.run(g, families);
+    instrumentation.after_phase(Phase::name, g, result);
+    last = Phase::name;
+  };
+  if (o.fuse) run_phase(devpass::fusion::fuse<>{});
+  if (families.signatures) {
+    run_phase(devpass::casts::insert_casts<>{});
+    run_phase(devpass::casts::elide_round_trips<>{});
+  }
+  return last;
+}
+
 // The copy policy a policy compiles in, when it compiles one only.
 template <class Policy>
 constexpr std::optional<devpass::copy_policy> compiled_copy_policy() {
@@ -108,7 +139,15 @@ int run(const options& o, std::string_view program) {
   check_extra_phases<Extra...>(o);
   if (o.capturability != report_format::off && !o.plan_memory)
     throw devpass::config_error("--capturability needs --plan-memory (it judges the planned buffers)");
+  const bool families_given = o.fuse || o.cast_signatures;
+  if (o.debug_rules && !o.propagate && !families_given)
+    throw devpass::config_error(
+        "--debug-rules needs a pass whose rules it traces: --propagate-device, --fuse or "
+        "--insert-casts");
   devpass::validate(o.propagation);
+  // The signatures first: a bad file is refused before the graph is read.
+  std::optional<devpass::cast_signatures> signatures;
+  if (o.cast_signatures) signatures = devpass::read_cast_signatures_file(*o.cast_signatures);
   const std::string input_name = *o.input == "-" ? "<stdin>" : *o.input;
   // Initialised from the reader's return value, not emplaced into an optional: adjacency_list
   // has no move constructor, so anything but copy elision copies the whole graph.
@@ -127,7 +166,7 @@ int run(const options& o, std::string_view program) {
   if (unreadable) return 1;
 
   tool_instrumentation instrumentation{o, {}, {}};
-  // --debug-rules: every rule the propagation phases try, one line each on stderr.
+  // --debug-rules: every rule the families' and the propagation's phases try, one line each on stderr.
   devpass::rules::rule_trace trace;
   const devpass::rules::rule_trace* tracing = nullptr;
   const devpass::propagate_options& propagation = o.propagation;
@@ -142,7 +181,14 @@ int run(const options& o, std::string_view program) {
   }
   std::optional<devpass::memory_plan> plan;
   bool extra_ran = false;
+  std::string_view last_family;  // the last phase of the families that ran, if any
   try {
+    family_options families;
+    families.signatures = signatures ? &*signatures : nullptr;
+    families.trace = tracing;
+    if (families_given) last_family = run_families(o, families, g, instrumentation);
+    // The phases of the families, first in the statistics: counted as rewrites, not copies.
+    const std::size_t family_phases = instrumentation.statistics.phases.size();
     std::optional<devpass::propagate_stats> totals;
     if (o.propagate) {
       // Traced only for --debug-rules: a traced run always takes the literal rule tables, and
@@ -163,7 +209,11 @@ int run(const options& o, std::string_view program) {
       return 1;
     if (o.stats && totals) {
       if (extra_ran) totals->after = devpass::count_copies(g);
-      print_statistics(program, instrumentation.statistics, *totals);
+      print_statistics(program, instrumentation.statistics, *totals, family_phases);
+    } else if (o.stats && families_given) {
+      devpass::propagate_stats copies;
+      copies.after = devpass::count_copies(g);
+      print_statistics(program, instrumentation.statistics, copies, family_phases);
     }
     if (o.plan_memory) {
       instrumentation.before_phase("plan-memory", g);
@@ -187,10 +237,13 @@ int run(const options& o, std::string_view program) {
   // No pass writes a graph that fails verification: the result is verified before it is written
   // (devices too once copies were placed, and the memory plan). --verify-each has done it
   // already; without a pass the graph is what the reader verified.
-  const bool passes_ran = o.propagate || o.plan_memory || extra_ran;
+  const bool passes_ran = o.propagate || o.plan_memory || extra_ran || families_given;
+  const std::string_view last_pass = o.plan_memory              ? "plan-memory"
+                                     : o.propagate || extra_ran ? "propagate-device"
+                                                                : last_family;
   if (o.verify_result && passes_ran && !o.verify_each &&
-      !verify_ok(program, g, o.propagate && o.propagation.enable_non_cpu_memory_planning,
-                 o.plan_memory ? "plan-memory" : "propagate-device", plan ? &*plan : nullptr))
+      !verify_ok(program, g, o.propagate && o.propagation.enable_non_cpu_memory_planning, last_pass,
+                 plan ? &*plan : nullptr))
     return 1;
 
   const std::string out = o.output.value_or("-");

@@ -38,6 +38,8 @@ struct options {
   bool version = false;
   bool print_policy = false;
   bool propagate = false;
+  bool fuse = false;                           // --fuse
+  std::optional<std::string> cast_signatures;  // --insert-casts=<signatures.json>
   bool plan_memory = false;
   std::vector<char> extra_phases;  // extra_phases[i]: the option of the driver's phase i was given
   bool stats = false;
@@ -139,6 +141,18 @@ std::vector<option_spec> make_option_table() {
          else
            throw usage_error{"--emit: expected json or dot, got '" + std::string(v) + "'"};
        }},
+      {"--fuse", takes::nothing, "--fuse",
+       "fuse conv2d+add+relu, linear+add+gelu and linear+gelu chains into one node each (before "
+       "--propagate-device)",
+       [](options& o, std::string_view) { o.fuse = true; }},
+      {"--insert-casts", takes::value, "--insert-casts=<signatures.json>",
+       "insert a cast where a kernel wants an operand in another dtype, then drop exact cast round trips (before "
+       "--propagate-device)",
+       [](options& o, std::string_view v) {
+         if (o.cast_signatures) throw usage_error{"--insert-casts given twice"};
+         if (v.empty()) throw usage_error{"--insert-casts: expected a signatures file"};
+         o.cast_signatures = std::string(v);
+       }},
       {"--propagate-device", takes::nothing, "--propagate-device",
        "insert and elide host/device copies (docs/device-propagation.md)",
        [](options& o, std::string_view) { o.propagate = true; }},
@@ -171,7 +185,6 @@ std::vector<option_spec> make_option_table() {
        [](options& o, std::string_view v) {
          o.debug_rules = true;
          o.debug_rules_filter = std::string(v);
-         o.propagation_flag_given = true;
        }},
       {"--capturability", takes::optional_value, "--capturability[=json]",
        "after --plan-memory: whether the method can be captured as a CUDA graph, and every reason it cannot, to stderr",

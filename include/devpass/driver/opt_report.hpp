@@ -60,15 +60,19 @@ inline void print_copy_line(const devpass::copy_census& c) {
             << "); " << devpass::format_bytes(c.bytes()) << " moved per execution\n";
 }
 
+// Every phase's counters, then the copies left. The first `rewrite_phases` phases are the pass
+// families' (--fuse, --insert-casts), which make and remove nodes other than copies; the phases of
+// propagation and a driver's own add and remove copies only.
 inline void print_statistics(std::string_view program, const devpass::pipeline::phase_statistics& statistics,
-                             const devpass::propagate_stats& totals) {
+                             const devpass::propagate_stats& totals, std::size_t rewrite_phases = 0) {
   std::cerr << "=== " << program << " statistics ===\n";
-  for (const auto& p : statistics.phases) {
+  for (std::size_t i = 0; i < statistics.phases.size(); ++i) {
+    const auto& p = statistics.phases[i];
     const auto& c = p.result.counters;
-    // The phases of propagation and a driver's own add and remove copies only.
-    std::cerr << p.name << ": " << c.nodes_added << " copies inserted, " << c.nodes_removed << " elided; " << c.rewrites
-              << " rewrites, " << c.matches_tried << " matches tried, +" << c.nodes_added << "/-" << c.nodes_removed
-              << " nodes\n";
+    std::cerr << p.name << ": ";
+    if (i >= rewrite_phases) std::cerr << c.nodes_added << " copies inserted, " << c.nodes_removed << " elided; ";
+    std::cerr << c.rewrites << " rewrites, " << c.matches_tried << " matches tried, +" << c.nodes_added << "/-"
+              << c.nodes_removed << " nodes\n";
   }
   print_copy_line(totals.after);
 }
