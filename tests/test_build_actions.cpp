@@ -69,6 +69,26 @@ TEST_CASE("replace: not where an intermediate value has another reader (the guar
   CHECK_FALSE(find_node(g, "act@fused_conv_add_relu"));
 }
 
+TEST_CASE("replace: a value its node does not have is an error naming the node, not a read past its outputs") {
+  // A relu that declares no output: value 0 of it matches a value root, and there is no value to
+  // lay the fused node out as.
+  node mute{.id = "act", .op = op_kind::delegate, .kernel = "relu"};
+  mute.device = cuda_device(0);
+  graph g = graph_builder{}
+                .input("x", {1, 3, 8, 8})
+                .constant("w", {3, 3, 3, 3})
+                .constant("b", {1, 3, 8, 8})
+                .delegate("conv", "cuda:0", "conv2d", {"x", "w"})
+                .delegate("sum", "cuda:0", "add", {"conv", "b"})
+                .add(mute, {"sum"})
+                .output({"x"})
+                .build();
+  rules::rewrite_context<testing::no_options> ctx(g, {});
+  CHECK_THROWS_WITH_AS(apply_rules(fuse, ctx),
+                       doctest::Contains("node 'act': outputs: replace(r, ...): the node has no output 0 to replace"),
+                       graph_error);
+}
+
 TEST_CASE("replace: counters, ids made unique, the trace names the result") {
   graph g = conv_block();
   node taken{.id = "act@fused_conv_add_relu", .op = op_kind::input};

@@ -17,6 +17,8 @@
 //                                           output dtype that already reads the same operands:
 //                                           one node per (operands, op, dtype), as copies are
 //                                           one per (value, device)
+// replace() of a value its node does not have (a value root matches value 0 of a node without
+// outputs too) is a graph_error naming the node: guard such rules.
 // The new node gets its id as copies do (unique, derived from the template node's name), is
 // counted in the counters' nodes_added, and is revisited by the driver. A result that reads a
 // capture the pattern does not bind, an into-use action on a root that is not on_use, and a
@@ -30,6 +32,7 @@
 #include <type_traits>
 
 #include "devpass/graph/concat.hpp"
+#include "devpass/graph/error.hpp"
 #include "devpass/graph/node_description.hpp"
 #include "devpass/graph/structure.hpp"
 #include "devpass/pattern/capture.hpp"
@@ -183,6 +186,12 @@ struct replace_t : action_base<replace_t<R, Result>> {
   void apply(Ctx& ctx, const Set& caps) const {
     const value_ref old = caps.get(R{});
     const vertex was = old.producer;
+    // A value root matches value 0 of every node, also of one without outputs: there is nothing
+    // to lay the new node out as, nor to replace (guard the rule: same_dtype, dtype_is, ...).
+    if (old.output >= output_count(ctx.g, was))
+      throw graph_error("", display_name(ctx.g, was), "outputs",
+                        devpass::concat({"replace(", R::name(), ", ...): the node has no output ",
+                                         std::to_string(old.output), " to replace"}));
     const vertex made = result.make(ctx, role_of(ctx.g, was), node_device(ctx.g, was), build_site{old, caps.site});
     ctx.touch_uses(old);
     replace_uses(ctx.g, old, value_ref{made, 0});
