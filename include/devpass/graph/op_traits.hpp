@@ -9,9 +9,9 @@
 // ATen ops whose traits are known (an op it does not list has none).
 #pragma once
 
-#include <algorithm>
-#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 
 namespace devpass {
@@ -59,7 +59,7 @@ struct named_traits {
 inline constexpr op_traits aten_view = op_trait::view | op_trait::pure | op_trait::device_kernel;
 inline constexpr op_traits aten_elementwise = op_trait::elementwise | op_trait::pure | op_trait::device_kernel;
 inline constexpr op_traits aten_other = op_trait::pure | op_trait::device_kernel;
-inline constexpr std::array aten_traits_table{
+inline constexpr named_traits aten_traits_table[] = {
     named_traits{"aten._to_copy.default", aten_elementwise},
     named_traits{"aten._unsafe_view.default", aten_view},
     named_traits{"aten.add.Tensor", aten_elementwise},
@@ -91,14 +91,29 @@ inline constexpr std::array aten_traits_table{
     named_traits{"aten.unsqueeze.default", aten_view},
     named_traits{"aten.view.default", aten_view},
 };
-static_assert(std::ranges::is_sorted(aten_traits_table, {}, &named_traits::op), "keep the table sorted by name");
+// Plain loops, not <algorithm>'s ranges: this header is in every TU that includes the rules, and
+// the ranges algorithms' instantiations cost more compile time than the lookups they would save.
+constexpr bool sorted_by_name() {
+  for (std::size_t i = 1; i < std::size(aten_traits_table); ++i)
+    if (!(aten_traits_table[i - 1].op < aten_traits_table[i].op)) return false;
+  return true;
+}
+static_assert(sorted_by_name(), "keep the table sorted by name, each name once");
 }  // namespace detail
 
 // The traits of an ATen op by its kernel name; none for a name the table does not list.
 [[nodiscard]] constexpr op_traits aten_op_traits(std::string_view kernel) noexcept {
-  const auto& table = detail::aten_traits_table;
-  const auto* found = std::ranges::lower_bound(table, kernel, {}, &detail::named_traits::op);
-  return found != table.end() && found->op == kernel ? found->traits : op_traits{};
+  std::size_t low = 0, high = std::size(detail::aten_traits_table);  // binary search in [low, high)
+  while (low < high) {
+    const std::size_t mid = low + (high - low) / 2;
+    const std::string_view at = detail::aten_traits_table[mid].op;
+    if (at == kernel) return detail::aten_traits_table[mid].traits;
+    if (at < kernel)
+      low = mid + 1;
+    else
+      high = mid;
+  }
+  return {};
 }
 
 }  // namespace devpass
