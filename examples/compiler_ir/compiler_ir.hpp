@@ -1,13 +1,13 @@
 // examples/compiler_ir/compiler_ir.hpp — a compiler's own IR ("cir"), made a devpass graph model.
 //
 // The compiler keeps its graph in a Boost.Graph adjacency_list with its own op vocabulary (an
-// enum of 17 ops: sources, convolutions and matmuls, elementwise ops, views, a cast, a
-// collective, copies, the return), a 24-byte vertex, its own edge struct, and the values in a
-// side table of the graph property: dtype, shape (a span into a shape pool), bytes, placement and
-// buffer. Nothing of devpass's own node is stored. Beyond the operations the concept requires,
-// the model gives what devpass's optional operations ask (docs/graph-concept.md): the op
-// vocabulary (op<"transpose"> patterns), op traits, value shapes, attributes, and any node made
-// from a node_request (the test graph builder's build_as<cir::graph>()).
+// enum of 20 ops: sources, convolutions and matmuls, elementwise ops, views, a cast, fused
+// kernels, a collective, copies, the return), a 24-byte vertex, its own edge struct, and the
+// values in a side table of the graph property: dtype, shape (a span into a shape pool), bytes,
+// placement and buffer. Nothing of devpass's own node is stored. Beyond the concept, the model
+// gives what devpass's optional operations ask (docs/graph-concept.md): the op vocabulary
+// (op<"transpose"> patterns), op traits, value shapes, attributes, and any node made from a
+// node_request (build_as<cir::graph>(), result patterns). The front end is front_end.hpp.
 //
 // Roles follow from the op and the device: a param is a method input, a weight a constant, the
 // copies are the copy roles, ret is the output; every computational op is a delegate on a device
@@ -16,13 +16,14 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
+#include "devpass/graph/concat.hpp"
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/graph_model.hpp"
 #include "devpass/graph/node_description.hpp"
@@ -31,27 +32,38 @@
 
 namespace cir {
 
-// The IR's ops. op_names (in the model below) names them in this order.
+// The IR's ops, named by opcode_names below in this order.
 enum class opcode : std::uint8_t {
   param,   // a method input
   weight,  // a constant
   conv2d,  // attribute: the stride, 1 to 9
-  linear,  // x · wᵀ
+  linear,  // x · wᵀ, + b with a third operand
   matmul,
   add,
   relu,
   gelu,
-  view,        // a new shape over the same memory (of a contiguous input)
-  reshape,     // a new shape, copying only when the input is not contiguous
-  transpose,   // two dimensions swapped, a view; attribute: swap_dims(a, b)
-  cast,        // a dtype conversion: the target dtype is its result's dtype
-  all_reduce,  // a collective over its operands' devices; attribute: the reduction
-  upload,      // host to device
-  download,    // device to host
-  peer_copy,   // device to device
-  ret,         // the method's results
+  view,             // a new shape over the same memory (of a contiguous input)
+  reshape,          // a new shape, copying only when the input is not contiguous
+  transpose,        // two dimensions swapped, a view; attribute: swap_dims(a, b)
+  cast,             // a dtype conversion: the target dtype is its result's dtype
+  conv2d_add_relu,  // relu(conv2d(x, w) + b), one kernel; attribute: the conv's stride
+  linear_add_gelu,  // gelu(linear(x, w) + b), one kernel
+  linear_gelu,      // gelu(linear(x, w, b)), one kernel
+  all_reduce,       // a collective over its operands' devices; attribute: the reduction
+  upload,           // host to device
+  download,         // device to host
+  peer_copy,        // device to device
+  ret,              // the method's results
 };
 inline constexpr std::size_t opcode_count = static_cast<std::size_t>(opcode::ret) + 1;
+inline constexpr std::string_view opcode_names[] = {
+    // sources, kernels, views and the cast
+    "param", "weight", "conv2d", "linear", "matmul", "add", "relu", "gelu", "view", "reshape", "transpose", "cast",
+    // fused kernels, the collective, copies, the return
+    "conv2d_add_relu", "linear_add_gelu", "linear_gelu", "all_reduce", "upload", "download", "peer_copy", "ret"};
+static_assert(std::size(opcode_names) == opcode_count, "a name for every opcode, in enum order");
+// An op's name in the IR's vocabulary ("transpose"): what op<"transpose"> and signatures name.
+[[nodiscard]] constexpr std::string_view name_of(opcode op) { return opcode_names[static_cast<std::size_t>(op)]; }
 
 // Whether an op computes (as opposed to a source, a copy or the return): the ops whose role is
 // decided by the device they run on.
@@ -150,12 +162,8 @@ struct dims_texts {
 constexpr dims_texts make_dims_texts() {
   dims_texts t{};
   for (int at = 0; at < 100; ++at) {
-    char* s = t.text[at];
-    s[0] = '[';
-    s[1] = static_cast<char>('0' + at / 10);
-    s[2] = ',';
-    s[3] = static_cast<char>('0' + at % 10);
-    s[4] = ']';
+    const char text[5] = {'[', static_cast<char>('0' + at / 10), ',', static_cast<char>('0' + at % 10), ']'};
+    std::copy_n(text, 5, t.text[at]);
   }
   return t;
 }
@@ -185,7 +193,8 @@ inline std::uint32_t attr_word(opcode op, std::string_view node, std::string_vie
         return swap_dims(static_cast<unsigned>(t[1] - '0'), static_cast<unsigned>(t[3] - '0'));
       refuse_attr(node, "dims " + std::string(t) + " is not two dimensions from 0 to 9, [a,b]");
     }
-    case opcode::conv2d: {
+    case opcode::conv2d:
+    case opcode::conv2d_add_relu: {
       const auto text = devpass::json_member(attrs, "stride");
       if (!text) return stride(1);
       if (text->size() == 1 && (*text)[0] >= '1' && (*text)[0] <= '9') return stride(unsigned((*text)[0] - '0'));
@@ -196,48 +205,13 @@ inline std::uint32_t attr_word(opcode op, std::string_view node, std::string_vie
 }
 }  // namespace detail
 
-// The front end's way to fill the IR: an op on a device with one result of this dtype and shape,
-// reading output 0 of each operand in order. Returns its vertex.
-inline vertex add_op(graph& g, opcode op, devpass::device on, std::string name, std::initializer_list<vertex> operands,
-                     devpass::dtype type, std::initializer_list<std::int64_t> shape, std::uint32_t attr = 0) {
-  module& m = g[boost::graph_bundle];
-  std::uint64_t bytes = devpass::element_size(type);
-  for (const std::int64_t d : shape) bytes *= static_cast<std::uint64_t>(d);
-  const vertex v = boost::add_vertex(op_node{op, false, encode(on), 0, static_cast<std::uint32_t>(m.values.size()), 1,
-                                             static_cast<std::uint32_t>(m.names.size()), attr},
-                                     g);
-  m.names.push_back(std::move(name));
-  m.values.push_back({.bytes = bytes,
-                      .type = type,
-                      .rank = static_cast<std::uint8_t>(shape.size()),
-                      .dims = static_cast<std::uint32_t>(m.shape_pool.size())});
-  m.shape_pool.insert(m.shape_pool.end(), shape.begin(), shape.end());
-  std::uint32_t slot = 0;
-  for (const vertex operand : operands) devpass::connect(g, {operand, 0}, v, slot++);
-  return v;
-}
-
-// The return: reads output 0 of each result in order.
-inline vertex add_ret(graph& g, std::string name, std::initializer_list<vertex> results) {
-  module& m = g[boost::graph_bundle];
-  const vertex v = boost::add_vertex(op_node{opcode::ret, false, 0, 0, static_cast<std::uint32_t>(m.values.size()), 0,
-                                             static_cast<std::uint32_t>(m.names.size())},
-                                     g);
-  m.names.push_back(std::move(name));
-  std::uint32_t slot = 0;
-  for (const vertex result : results) devpass::connect(g, {result, 0}, v, slot++);
-  return v;
-}
-
 }  // namespace cir
 
 template <>
 struct devpass::graph_model<cir::graph> {
   using G = cir::graph;
-  static cir::value_info& info(G& g, value_ref x) {
-    return g[boost::graph_bundle].values[g[x.producer].first_value + x.output];
-  }
-  static const cir::value_info& info(const G& g, value_ref x) {
+  template <class Graph>  // G or const G
+  static auto& info(Graph& g, value_ref x) {
     return g[boost::graph_bundle].values[g[x.producer].first_value + x.output];
   }
 
@@ -246,10 +220,7 @@ struct devpass::graph_model<cir::graph> {
   static constexpr auto edge_position = &cir::operand_edge::position_hint;
 
   static op_kind role(const G& g, vertex v) { return cir::role_of(g[v].op, g[v].device); }
-  static constexpr std::string_view op_names[] = {"param",      "weight", "conv2d",   "linear",    "matmul",    "add",
-                                                  "relu",       "gelu",   "view",     "reshape",   "transpose", "cast",
-                                                  "all_reduce", "upload", "download", "peer_copy", "ret"};
-  static_assert(std::size(op_names) == cir::opcode_count, "a name for every opcode, in enum order");
+  static constexpr const auto& op_names = cir::opcode_names;
   static cir::opcode op(const G& g, vertex v) { return g[v].op; }
 
   static op_traits traits(const G& g, vertex v) {
@@ -264,7 +235,10 @@ struct devpass::graph_model<cir::graph> {
       case opcode::cast: return op_trait::elementwise | op_trait::pure | op_trait::device_kernel;
       case opcode::conv2d:
       case opcode::linear:
-      case opcode::matmul: return op_trait::pure | op_trait::device_kernel;
+      case opcode::matmul:
+      case opcode::conv2d_add_relu:
+      case opcode::linear_add_gelu:
+      case opcode::linear_gelu: return op_trait::pure | op_trait::device_kernel;
       // Every rank must take part in a collective: never removed or duplicated.
       case opcode::all_reduce: return op_trait::device_kernel;
       // Copies move data and nothing else; a copy nobody reads may go.
@@ -278,7 +252,7 @@ struct devpass::graph_model<cir::graph> {
     const cir::value_info& value = info(g, x);
     return std::span<const std::int64_t>(g[boost::graph_bundle].shape_pool).subspan(value.dims, value.rank);
   }
-  // "reduce" of an all_reduce, "dims" of a transpose, "stride" of a conv2d; nothing else.
+  // "reduce" of an all_reduce, "dims" of a transpose, "stride" of a conv2d or conv2d_add_relu.
   static std::optional<std::string_view> attr(const G& g, vertex v, std::string_view key) {
     const std::uint32_t word = g[v].attr;
     switch (g[v].op) {
@@ -289,6 +263,7 @@ struct devpass::graph_model<cir::graph> {
         if (key == "dims") return std::string_view(cir::detail::swap_dims_texts.text[word], 5);
         break;
       case cir::opcode::conv2d:
+      case cir::opcode::conv2d_add_relu:
         if (key == "stride") return cir::detail::digits.substr(word, 1);
         break;
       default: break;
@@ -344,10 +319,23 @@ struct devpass::graph_model<cir::graph> {
     return v;
   }
 
+  // The stride of the conv2d in relu(add(conv2d(x, w), b)) at `relu` (the add's slot 0 first, as
+  // fusion's any_order tries), else 1: fusion builds conv2d_add_relu from (x, w, b), no attribute.
+  static std::uint32_t fused_conv_stride(const G& g, vertex relu) {
+    const auto sum = g[relu].op == cir::opcode::relu ? operand(g, relu, 0) : std::nullopt;
+    if (sum && g[sum->producer].op == cir::opcode::add)
+      for (std::uint32_t slot = 0; slot < 2; ++slot)
+        if (const auto conv = operand(g, sum->producer, slot);
+            conv && g[conv->producer].op == cir::opcode::conv2d && g[conv->producer].arity == 2)
+          return g[conv->producer].attr;
+    return cir::stride(1);
+  }
+
   // Any node: request.op is an op name of the IR (a delegate or call must have one; for the other
   // roles it may be empty, the role then says which op). The op must play the requested role on
   // the requested device, except that a computational op is a delegate on a device and a call on
-  // the host whichever of the two was asked. The name is kept as given.
+  // the host whichever of the two was asked. The name is kept as given (the graph builder's). A
+  // conv2d_add_relu asked for without a stride, after a node (fusion's), takes its conv's stride.
   static vertex add_node(G& g, const node_request& r) {
     const std::string name(r.name);
     cir::opcode op{};
@@ -369,15 +357,16 @@ struct devpass::graph_model<cir::graph> {
       throw graph_error("", name, "op",
                         "'" + std::string(op_names[static_cast<std::size_t>(op)]) + "' on " + to_string(r.on) +
                             " plays " + std::string(to_string(plays)) + ", not " + std::string(to_string(r.role)));
+    const std::uint32_t attr = op == cir::opcode::conv2d_add_relu && r.named_after && !json_member(r.attrs, "stride")
+                                   ? fused_conv_stride(g, *r.named_after)
+                                   : cir::detail::attr_word(op, name, r.attrs);
     cir::module& m = g[boost::graph_bundle];
-    const cir::op_node n{op,
-                         false,
-                         cir::encode(r.on),
-                         0,
-                         static_cast<std::uint32_t>(m.values.size()),
-                         static_cast<std::uint16_t>(r.outputs.size()),
-                         static_cast<std::uint32_t>(m.names.size()),
-                         cir::detail::attr_word(op, name, r.attrs)};
+    const cir::op_node n{.op = op,
+                         .device = cir::encode(r.on),
+                         .first_value = static_cast<std::uint32_t>(m.values.size()),
+                         .value_count = static_cast<std::uint16_t>(r.outputs.size()),
+                         .name = static_cast<std::uint32_t>(m.names.size()),
+                         .attr = attr};
     m.names.push_back(name);
     for (const tensor_spec& spec : r.outputs) {
       m.values.push_back({.bytes = spec.byte_size(),
@@ -389,11 +378,21 @@ struct devpass::graph_model<cir::graph> {
     }
     return boost::add_vertex(n, g);
   }
-};
 
-namespace cir {
-// An op's name in the IR's vocabulary ("transpose").
-[[nodiscard]] constexpr std::string_view name_of(opcode op) {
-  return devpass::graph_model<graph>::op_names[static_cast<std::size_t>(op)];
-}
-}  // namespace cir
+  // A rewrite run names the nodes it makes after another uniquely, as devpass::graph's ids: a name
+  // taken ("x@cast", for x's cast to a second dtype) gets "#2", "#3"... The live names are gathered
+  // when the run makes its first node.
+  struct rewrite_state {
+    explicit rewrite_state(const G&) {}
+    std::optional<std::unordered_set<std::string>> taken;
+  };
+  static vertex add_node(G& g, rewrite_state& state, const node_request& r) {
+    if (!r.named_after) return add_node(g, r);
+    if (!state.taken)
+      for (state.taken.emplace(); const vertex v : boost::make_iterator_range(boost::vertices(g)))
+        if (!g[v].erased) state.taken->insert(name(g, v));
+    std::string unique(r.name);
+    for (unsigned k = 2; !state.taken->insert(unique).second; ++k) unique = concat({r.name, "#", std::to_string(k)});
+    return add_node(g, {r.role, r.on, unique, r.op, r.attrs, r.outputs, r.named_after});
+  }
+};

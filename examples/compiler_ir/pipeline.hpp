@@ -1,10 +1,18 @@
 // examples/compiler_ir/pipeline.hpp — the compiler's own pipeline over its IR (compiler_ir.hpp):
-// a rule table of its own, written with devpass's DSL on the IR's op names, then device
-// propagation under the team's policy, as one compile-time devpass pipeline.
+// a rule table of its own, written with devpass's DSL on the IR's op names, devpass's fusion and
+// cast families on the IR's vocabulary, then device propagation under the team's policy, as one
+// compile-time devpass pipeline.
 //
 //   simplify-views           transpose pairs elided, view chains folded, identity views and dead
 //                            pure ops removed (cir::rules::simplify)
-//   (insert-casts, fuse)     the place for them is marked in cir::passes below
+//   fuse                     conv2d → add → relu, linear → add → gelu and linear(x, w, b) → gelu
+//                            chains made one conv2d_add_relu, linear_add_gelu or linear_gelu
+//                            (devpass::fusion with cir::fusion_names; policy knob fuse_kernels)
+//   insert-casts             a cast where a kernel's signature wants an operand in another dtype,
+//                            one per (value, dtype), where the value lives; only when
+//                            options.signatures is given (devpass::casts)
+//   elide-cast-round-trips   cast(cast(x)) back to x's dtype dropped where the first cast widens
+//                            exactly (f16 → f32 → f16), never a lossy pair
 //   check-propagation-input  the graph propagation relies on, refused naming node and field
 //   tag-delegate-devices     legacy mode only (devpass's)
 //   place-method-inputs      skip_h2d only (devpass's)
@@ -19,7 +27,10 @@
 
 #include "compiler_ir.hpp"
 #include "devpass/graph/verify_devices.hpp"
+#include "devpass/passes/cast_signatures.hpp"
+#include "devpass/passes/casts.hpp"
 #include "devpass/passes/fused_shared_copies.hpp"
+#include "devpass/passes/fusion.hpp"
 #include "devpass/passes/propagate_options.hpp"
 #include "devpass/pipeline/pipeline.hpp"
 #include "devpass/pipeline/table_phase.hpp"
@@ -81,12 +92,37 @@ inline constexpr auto simplify = make_table(
 }  // namespace rules
 
 // The team's policy: devpass's copy sharing (peer copies between GPUs, one upload of a weight
-// per device); no round-trip elision compiled in, since the front end emits no copies and the
-// sharing never makes a round trip; and its own knob, read by its own phase.
+// per device); no copy round-trip elision compiled in, since the front end emits no copies and
+// the sharing never makes a round trip; and its own knobs, read by its own phases.
 struct policy {
   static constexpr devpass::propagate_knobs knobs{.share_copies = true, .elide_round_trips = false};
   static constexpr bool simplify_views = true;
+  static constexpr bool fuse_kernels = true;
 };
+
+// The IR's names for devpass's fusion chains (passes/fusion.hpp) and for the kernels they become.
+struct fusion_names {
+  using conv2d = devpass::fusion::ops<"conv2d">;
+  using add = devpass::fusion::ops<"add">;
+  using relu = devpass::fusion::ops<"relu">;
+  using linear = devpass::fusion::ops<"linear">;
+  using gelu = devpass::fusion::ops<"gelu">;
+  static constexpr devpass::pattern::fixed_string conv2d_add_relu = "conv2d_add_relu";
+  static constexpr devpass::pattern::fixed_string linear_add_gelu = "linear_add_gelu";
+  static constexpr devpass::pattern::fixed_string linear_gelu = "linear_gelu";
+};
+
+// What a compile is asked: device propagation's options, and the kernels' cast signatures (none:
+// no cast is inserted). The signatures are the caller's and must outlive the compile.
+struct compile_options : devpass::propagate_options {
+  const devpass::cast_signatures* signatures = nullptr;
+};
+
+// The default options under Policy (devpass::options_for), with these signatures.
+template <class Policy = policy>
+constexpr compile_options options_for(const devpass::cast_signatures* signatures = nullptr) {
+  return {devpass::options_for<Policy>(), signatures};
+}
 
 // What the team's phases provide, for the phases that will need it.
 struct views_simplified {};
@@ -100,6 +136,12 @@ struct when_simplifying_views {
 };
 struct simplify_views : devpass::pipeline::table_phase<"simplify-views", rules::simplify, type_list<devices_assigned>,
                                                        type_list<views_simplified>, when_simplifying_views> {};
+
+// devpass's fuse phase on the IR's names, compiled in by the team's knob.
+struct fuse : devpass::fusion::fuse<fusion_names> {
+  template <class Policy>
+  static constexpr bool compiled_in = Policy::fuse_kernels;
+};
 
 // What devpass's propagation relies on (docs/device-propagation.md#preconditions), checked once
 // the team's rewrites are done and before any copy is made: a bad graph is a graph_error naming
@@ -118,11 +160,11 @@ struct check_propagation_input
 
 inline constexpr auto passes = devpass::pipeline::make_pipeline(
     simplify_views{},
-    // >>> The cast-insertion and fusion phases go here, in this order: after the views are
-    // simplified, before devices are bridged by copies.
-    //   insert-casts  a cast where an op reads a value of another dtype than it computes in
-    //   fuse          elementwise ops fused into the op they read
-    // Both build ops from result patterns (build<"op">(...), replace, build_into_use). <<<
+    // After the views are simplified (an identity view inside a chain would hide it), and before
+    // devices are bridged by copies, so that what the fused kernels and the casts read is copied
+    // where they run. Fusion before insertion: a cast inside a chain would hide it too, and the
+    // signatures then name the kernels that run (conv2d_add_relu, not conv2d).
+    fuse{}, devpass::casts::insert_casts<"cast">{}, devpass::casts::elide_round_trips<"cast">{},
     check_propagation_input{}, devpass::propagation::tag_delegate_devices{},
     devpass::propagation::place_method_inputs{}, devpass::propagation::shared_copies{});
 
@@ -130,8 +172,7 @@ inline constexpr auto passes = devpass::pipeline::make_pipeline(
 // that ask for phases the policy compiled out (options.policy = executorch) are a config_error,
 // not a run that copies nothing.
 template <class Policy = policy, class Instrumentation = devpass::pipeline::no_instrumentation>
-devpass::pipeline::table_result compile(graph& g,
-                                        const devpass::propagate_options& options = devpass::options_for<Policy>(),
+devpass::pipeline::table_result compile(graph& g, const compile_options& options = options_for<Policy>(),
                                         Instrumentation&& instrumentation = {}) {
   devpass::validate(options);
   devpass::check_options_agree<Policy>(options);
