@@ -89,6 +89,32 @@ TEST_CASE("replace: a value its node does not have is an error naming the node, 
                        graph_error);
 }
 
+TEST_CASE("replace: attrs_of(c) gives the new node c's attributes (a fused conv keeps its stride)") {
+  node conv{.id = "conv", .op = op_kind::delegate, .kernel = "conv2d"};
+  conv.device = cuda_device(0);
+  conv.attrs = R"({"stride":[2,2]})";
+  conv.outputs.push_back(tensor_spec{dtype::float32, {1, 3, 4, 4}});
+  graph g = graph_builder{}
+                .input("x", {1, 3, 8, 8})
+                .constant("w", {3, 3, 3, 3})
+                .constant("b", {1, 3, 4, 4})
+                .add(conv, {"x", "w"})
+                .delegate("sum", "cuda:0", "add", {"conv", "b"})
+                .delegate("act", "cuda:0", "relu", {"sum"})
+                .output({"act"})
+                .build();
+  constexpr auto keep_stride =
+      make_table(conv_add_relu[one_use(c) && one_use(a)] /
+                 (replace(r, build<"fused_conv_add_relu">(x, w, b).attrs_of(c)), erase_if_dead(a), erase_if_dead(c)));
+  CHECK_CONVERGES(keep_stride, g);
+  const vertex fused = *find_node(g, "act@fused_conv_add_relu");
+  CHECK(g[fused].attrs.view() == R"({"stride":[2,2]})");
+  CHECK(node_attr(g, fused, "stride") == "[2,2]");
+  CHECK(rules::detail::element<0>(keep_stride.rules)
+            .describe()
+            .find("build<\"fused_conv_add_relu\">(x, w, b).attrs_of(c)") != std::string::npos);
+}
+
 TEST_CASE("replace: counters, ids made unique, the trace names the result") {
   graph g = conv_block();
   node taken{.id = "act@fused_conv_add_relu", .op = op_kind::input};

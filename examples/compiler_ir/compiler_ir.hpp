@@ -270,6 +270,12 @@ struct devpass::graph_model<cir::graph> {
     }
     return std::nullopt;
   }
+  // All of them, one JSON object (what a result pattern copies to the node it builds: attrs_of).
+  static std::string attrs(const G& g, vertex v) {
+    for (const std::string_view key : {"reduce", "dims", "stride"})
+      if (const auto text = attr(g, v, key)) return "{\"" + std::string(key) + "\":" + std::string(*text) + "}";
+    return {};
+  }
 
   static bool erased(const G& g, vertex v) { return g[v].erased; }
   static void mark_erased(G& g, vertex v) { g[v].erased = true; }
@@ -319,23 +325,11 @@ struct devpass::graph_model<cir::graph> {
     return v;
   }
 
-  // The stride of the conv2d in relu(add(conv2d(x, w), b)) at `relu` (the add's slot 0 first, as
-  // fusion's any_order tries), else 1: fusion builds conv2d_add_relu from (x, w, b), no attribute.
-  static std::uint32_t fused_conv_stride(const G& g, vertex relu) {
-    const auto sum = g[relu].op == cir::opcode::relu ? operand(g, relu, 0) : std::nullopt;
-    if (sum && g[sum->producer].op == cir::opcode::add)
-      for (std::uint32_t slot = 0; slot < 2; ++slot)
-        if (const auto conv = operand(g, sum->producer, slot);
-            conv && g[conv->producer].op == cir::opcode::conv2d && g[conv->producer].arity == 2)
-          return g[conv->producer].attr;
-    return cir::stride(1);
-  }
-
   // Any node: request.op is an op name of the IR (a delegate or call must have one; for the other
   // roles it may be empty, the role then says which op). The op must play the requested role on
   // the requested device, except that a computational op is a delegate on a device and a call on
-  // the host whichever of the two was asked. The name is kept as given (the graph builder's). A
-  // conv2d_add_relu asked for without a stride, after a node (fusion's), takes its conv's stride.
+  // the host whichever of the two was asked. The name is kept as given (the graph builder's); the
+  // attributes as the request gives them (fusion's conv2d_add_relu: its conv2d's, attrs_of).
   static vertex add_node(G& g, const node_request& r) {
     const std::string name(r.name);
     cir::opcode op{};
@@ -357,9 +351,7 @@ struct devpass::graph_model<cir::graph> {
       throw graph_error("", name, "op",
                         "'" + std::string(op_names[static_cast<std::size_t>(op)]) + "' on " + to_string(r.on) +
                             " plays " + std::string(to_string(plays)) + ", not " + std::string(to_string(r.role)));
-    const std::uint32_t attr = op == cir::opcode::conv2d_add_relu && r.named_after && !json_member(r.attrs, "stride")
-                                   ? fused_conv_stride(g, *r.named_after)
-                                   : cir::detail::attr_word(op, name, r.attrs);
+    const std::uint32_t attr = cir::detail::attr_word(op, name, r.attrs);
     cir::module& m = g[boost::graph_bundle];
     const cir::op_node n{.op = op,
                          .device = cir::encode(r.on),

@@ -384,7 +384,7 @@ TEST_CASE(
   CHECK(devpass::role_of(g, fused) == op_kind::delegate);
   CHECK(devpass::node_device(g, fused) == devpass::cuda_device(0));
   CHECK(devpass::operands(g, fused) == std::vector<value_ref>{value(g, "image"), value(g, "w"), value(g, "b")});
-  CHECK(devpass::node_attr(g, fused, "stride") == "2");  // the conv's, which fusion does not pass on
+  CHECK(devpass::node_attr(g, fused, "stride") == "2");  // the conv's (attrs_of)
   CHECK(shape_of(g, "act@conv2d_add_relu") == std::vector<std::int64_t>{1, 4, 4, 4});
   CHECK(devpass::operand(g, node(g, "swapped"), 0) == value_ref{fused, 0});
   for (const std::string_view gone : {"conv", "sum", "act"}) {

@@ -125,6 +125,7 @@ struct graph_model<graph> {
   static std::optional<std::string_view> attr(const graph& g, vertex v, std::string_view key) {
     return json_member(g[v].attrs.view(), key);
   }
+  static std::string_view attrs(const graph& g, vertex v) { return g[v].attrs.view(); }
   static bool erased(const graph& g, vertex v) { return g[v].erased; }
   static void mark_erased(graph& g, vertex v) { g[v].erased = true; }
   static std::uint32_t arity(const graph& g, vertex v) { return g[v].arity; }

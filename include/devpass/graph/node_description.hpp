@@ -6,9 +6,11 @@
 //   static std::span<const std::int64_t> value_shape(const G&, value_ref)  a value's dimensions
 //   static std::optional<std::string_view> attr(const G&, vertex, std::string_view key)
 //                                       the JSON text of attribute `key` ("3", "\"float16\"", "[1,2]")
+//   static T attrs(const G&, vertex)    all of them, one JSON object's text (T: a string or a view;
+//                                       empty for none): what a result copies (attrs_of)
 //
-// devpass::graph has all three: traits from its kernel names (aten_op_traits), the spec's shape,
-// and the members of its `attrs` object.
+// devpass::graph has all four: traits from its kernel names (aten_op_traits), the spec's shape,
+// and its `attrs` object.
 #pragma once
 
 #include <cstddef>
@@ -34,6 +36,10 @@ concept value_shape = requires(const G& g, value_ref x) {
 template <class G, class M = graph_model<G>>
 concept attr = requires(const G& g, vertex v, std::string_view key) {
   { M::attr(g, v, key) } -> std::convertible_to<std::optional<std::string_view>>;
+};
+template <class G, class M = graph_model<G>>
+concept attrs_text = requires(const G& g, vertex v) {
+  std::string_view(M::attrs(g, v));
 };
 }  // namespace model_requirements
 

@@ -5,19 +5,19 @@
 //
 //   relu(add(conv2d(x, w).as(c), b).as(a)).as(r)
 //       [one_use(c) && one_use(a) && same_dtype(a, r) && runs_with(c, r) && runs_with(a, r)]
-//       / (replace(r, build<conv2d_add_relu>(x, w, b)), erase_if_dead(a), erase_if_dead(c))
+//       / (replace(r, build<conv2d_add_relu>(x, w, b).attrs_of(c)), erase_if_dead(a), erase_if_dead(c))
 //   gelu(add(linear(x, w).as(l), b).as(a)).as(r)
 //       [one_use(l) && one_use(a) && same_dtype(a, r) && runs_with(l, r) && runs_with(a, r)]
-//       / (replace(r, build<linear_add_gelu>(x, w, b)), erase_if_dead(a), erase_if_dead(l))
+//       / (replace(r, build<linear_add_gelu>(x, w, b).attrs_of(l)), erase_if_dead(a), erase_if_dead(l))
 //   gelu(linear(x, w, b).as(l)).as(r) [one_use(l) && same_dtype(l, r) && runs_with(l, r)]
-//       / (replace(r, build<linear_gelu>(x, w, b)), erase_if_dead(l))
+//       / (replace(r, build<linear_gelu>(x, w, b).attrs_of(l)), erase_if_dead(l))
 //
 // `add` takes its operands in either order (any_order): add(b, conv2d(x, w)) fuses too, and the
 // fused node reads (x, w, b) either way. runs_with(a, b): the two nodes have the same role and
 // device, so a chain split across devices (or between the host and a device) stays as it is.
 // same_dtype: the activation keeps its operand's dtype (and has a value: a node that declares no
-// output is not fused). The fused node is laid out as r (its dtype and shape) and named
-// "<r's node>@<fused op>".
+// output is not fused). The fused node is laid out as r (its dtype and shape), keeps the conv's
+// or the linear's attributes (a stride, a padding: attrs_of) and is named "<r's node>@<fused op>".
 //
 // Names is a struct of op names: each op of the chain is a type ops<"name", "alias", ...>, matched
 // by any of its names (`|`, pattern/alternatives.hpp), and each fused op a fixed_string. The
@@ -122,12 +122,12 @@ template <class Names>
 inline constexpr auto table =
     make_table(conv2d_add_relu_chain<Names>.as(
                    r)[one_use(c) && one_use(a) && same_dtype(a, r) && runs_with(c, r) && runs_with(a, r)] /
-                   (replace(r, build<Names::conv2d_add_relu>(x, w, b)), erase_if_dead(a), erase_if_dead(c)),
+                   (replace(r, build<Names::conv2d_add_relu>(x, w, b).attrs_of(c)), erase_if_dead(a), erase_if_dead(c)),
                linear_add_gelu_chain<Names>.as(
                    r)[one_use(l) && one_use(a) && same_dtype(a, r) && runs_with(l, r) && runs_with(a, r)] /
-                   (replace(r, build<Names::linear_add_gelu>(x, w, b)), erase_if_dead(a), erase_if_dead(l)),
+                   (replace(r, build<Names::linear_add_gelu>(x, w, b).attrs_of(l)), erase_if_dead(a), erase_if_dead(l)),
                linear_gelu_chain<Names>.as(r)[one_use(l) && same_dtype(l, r) && runs_with(l, r)] /
-                   (replace(r, build<Names::linear_gelu>(x, w, b)), erase_if_dead(l)));
+                   (replace(r, build<Names::linear_gelu>(x, w, b).attrs_of(l)), erase_if_dead(l)));
 
 // The table reads no options.
 struct no_options {};

@@ -7,6 +7,10 @@
 //             result.with_dtype<T>()        its output's dtype (else its template value's)
 //             result.with_dtype(f)          f(ctx, build_site) -> dtype, computed per match
 //             result.named<"suffix">()      its name: "<template node>@suffix" (else "@<op>")
+//             result.attrs_of(c)            its attributes: those of c's node (a fused conv keeps
+//                                           its stride), through the model's `attrs` (a model
+//                                           with `attr` but no `attrs` does not compile; one
+//                                           without attributes has none to copy)
 //   action := replace(r, result)            the new node on r's node's device and role, its output
 //                                           laid out as r (the template value); every use of r
 //                                           reads it; r's node is erased when nothing reads it
@@ -35,10 +39,16 @@
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/node_description.hpp"
 #include "devpass/graph/structure.hpp"
+#include "devpass/meta/diagnostic.hpp"
 #include "devpass/pattern/capture.hpp"
 #include "devpass/pattern/fixed_string.hpp"
 #include "devpass/pattern/op_patterns.hpp"
 #include "devpass/rules/actions.hpp"
+
+namespace devpass::diagnostic {
+template <class Graph>
+struct this_graph_model_cannot_give_a_node_attributes_text;
+}  // namespace devpass::diagnostic
 
 namespace devpass::rules {
 
@@ -100,6 +110,16 @@ std::string result_name(const G& g, vertex like, std::string_view suffix) {
   return name;
 }
 
+template <class G>
+constexpr void require_attribute_text() {
+  if constexpr (!model_requirements::attrs_text<G>) {
+    static_assert(diagnostic::report<diagnostic::this_graph_model_cannot_give_a_node_attributes_text<G>>());
+    static_assert(model_requirements::attrs_text<G>,
+                  "devpass: attrs_of(c) copies c's node's attributes: graph_model<G> needs `static attrs(const G&, "
+                  "vertex)` returning their JSON text (graph/node_description.hpp)");
+  }
+}
+
 template <class T, class...>
 struct first_of {
   using type = T;
@@ -114,23 +134,31 @@ constexpr void check_op_in_vocabulary() {
 }
 }  // namespace detail
 
-template <fixed_string Op, class DType, fixed_string Suffix, class... Operands>
+// No capture whose node's attributes the result copies.
+struct no_attributes {};
+
+template <fixed_string Op, class DType, fixed_string Suffix, class AttrsFrom, class... Operands>
 struct build_t {
   static_assert(sizeof...(Operands) > 0, "devpass: build<\"op\">(a, ...) reads at least one capture");
-  using uses = type_list<Operands...>;
+  using uses = std::conditional_t<std::is_same_v<AttrsFrom, no_attributes>, type_list<Operands...>,
+                                  type_list<Operands..., AttrsFrom>>;
   using first_operand = typename detail::first_of<Operands...>::type;
   [[no_unique_address]] DType output_dtype;
 
   template <dtype T>
-  constexpr build_t<Op, detail::fixed_dtype<T>, Suffix, Operands...> with_dtype() const {
+  constexpr build_t<Op, detail::fixed_dtype<T>, Suffix, AttrsFrom, Operands...> with_dtype() const {
     return {};
   }
   template <class F>
-  constexpr build_t<Op, detail::computed_dtype<F>, Suffix, Operands...> with_dtype(F f) const {
+  constexpr build_t<Op, detail::computed_dtype<F>, Suffix, AttrsFrom, Operands...> with_dtype(F f) const {
     return {{f}};
   }
   template <fixed_string Name>
-  constexpr build_t<Op, DType, Name, Operands...> named() const {
+  constexpr build_t<Op, DType, Name, AttrsFrom, Operands...> named() const {
+    return {output_dtype};
+  }
+  template <fixed_string Name>
+  constexpr build_t<Op, DType, Suffix, pattern::cap<Name>, Operands...> attrs_of(pattern::cap<Name>) const {
     return {output_dtype};
   }
 
@@ -139,19 +167,29 @@ struct build_t {
     std::string s = devpass::concat({"build<\"", Op.view(), "\">("});
     std::size_t i = 0;
     ((s.append(i++ ? ", " : "").append(Operands::name())), ...);
+    if constexpr (!std::is_same_v<AttrsFrom, no_attributes>) s = devpass::concat({s, ").attrs_of(", AttrsFrom::name()});
     return devpass::concat({s, ")", DType::describe()});
   }
 
   // Makes the node (no operands yet): `role` on `on`, laid out as `like`.
-  template <class Ctx>
-  vertex make(Ctx& ctx, op_kind role, device on, const build_site& s) const {
+  template <class Ctx, class Set>
+  vertex make(Ctx& ctx, const Set& caps, op_kind role, device on, const build_site& s) const {
     using G = typename Ctx::graph_type;
     detail::check_op_in_vocabulary<G, Op>();
     tensor_spec spec{output_dtype(ctx, s), detail::shape_like(ctx.g, s.like)};
     spec.device = marked_device(ctx.g, s.like);
     const std::string name =
         detail::result_name(ctx.g, s.like.producer, Suffix.view().empty() ? Op.view() : Suffix.view());
-    return ctx.add_node(node_request{role, on, name, Op.view(), {}, {&spec, 1}, s.like.producer});
+    if constexpr (std::is_same_v<AttrsFrom, no_attributes>) {
+      return ctx.add_node(node_request{role, on, name, Op.view(), {}, {&spec, 1}, s.like.producer});
+    } else if constexpr (!model_requirements::attr<G> && !model_requirements::attrs_text<G>) {
+      // A model that keeps no attributes has none to copy.
+      return ctx.add_node(node_request{role, on, name, Op.view(), {}, {&spec, 1}, s.like.producer});
+    } else {
+      detail::require_attribute_text<G>();  // it keeps some (attr): they must not be lost
+      const std::string attrs(std::string_view(graph_model<G>::attrs(ctx.g, caps.get(AttrsFrom{}).producer)));
+      return ctx.add_node(node_request{role, on, name, Op.view(), attrs, {&spec, 1}, s.like.producer});
+    }
   }
   // Connects the operands, slot by slot.
   template <class Ctx, class Set>
@@ -173,7 +211,8 @@ struct build_t {
 };
 
 template <fixed_string Op, fixed_string... Names>
-constexpr build_t<Op, detail::like_template_dtype, "", pattern::cap<Names>...> build(pattern::cap<Names>...) {
+constexpr build_t<Op, detail::like_template_dtype, "", no_attributes, pattern::cap<Names>...> build(
+    pattern::cap<Names>...) {
   return {};
 }
 
@@ -192,7 +231,8 @@ struct replace_t : action_base<replace_t<R, Result>> {
       throw graph_error("", display_name(ctx.g, was), "outputs",
                         devpass::concat({"replace(", R::name(), ", ...): the node has no output ",
                                          std::to_string(old.output), " to replace"}));
-    const vertex made = result.make(ctx, role_of(ctx.g, was), node_device(ctx.g, was), build_site{old, caps.site});
+    const vertex made =
+        result.make(ctx, caps, role_of(ctx.g, was), node_device(ctx.g, was), build_site{old, caps.site});
     ctx.touch_uses(old);
     replace_uses(ctx.g, old, value_ref{made, 0});
     result.connect_operands(ctx, caps, made);  // after the rewiring: an operand may be r itself
@@ -227,7 +267,7 @@ struct build_into_use_t : action_base<build_into_use_t<Result, Share>> {
       });
     }
     if (!node) {
-      node = result.make(ctx, on.is_host() ? op_kind::call : op_kind::delegate, on, where);
+      node = result.make(ctx, caps, on.is_host() ? op_kind::call : op_kind::delegate, on, where);
       result.connect_operands(ctx, caps, *node);
     }
     set_operand(ctx.g, site.consumer, site.slot, value_ref{*node, 0});

@@ -368,8 +368,9 @@ struct action_effects<Root, place_on_t<X, At>> {
 
 // A node of r's kind (the same role) replaces r: any reader of r may now read such a node; the
 // operands gain it as a reader; r's node may go, its operands losing a reader.
-template <class Root, class R, pattern::fixed_string Op, class DType, pattern::fixed_string Suffix, class... Operands>
-struct action_effects<Root, replace_t<R, build_t<Op, DType, Suffix, Operands...>>> {
+template <class Root, class R, pattern::fixed_string Op, class DType, pattern::fixed_string Suffix, class AttrsFrom,
+          class... Operands>
+struct action_effects<Root, replace_t<R, build_t<Op, DType, Suffix, AttrsFrom, Operands...>>> {
   static constexpr footprint value() {
     footprint f;
     f.nodes = capture_kinds<Root, R>::value;
@@ -381,9 +382,9 @@ struct action_effects<Root, replace_t<R, build_t<Op, DType, Suffix, Operands...>
 };
 // A call or delegate (new, or shared: it gains a reader) now feeds the matched slot; its
 // operands gain it as a reader, the value read there loses the slot.
-template <class Root, pattern::fixed_string Op, class DType, pattern::fixed_string Suffix, class... Operands,
-          bool Share>
-struct action_effects<Root, build_into_use_t<build_t<Op, DType, Suffix, Operands...>, Share>> {
+template <class Root, pattern::fixed_string Op, class DType, pattern::fixed_string Suffix, class AttrsFrom,
+          class... Operands, bool Share>
+struct action_effects<Root, build_into_use_t<build_t<Op, DType, Suffix, AttrsFrom, Operands...>, Share>> {
   static constexpr footprint value() {
     constexpr kind_set built = kind_bit(op_kind::call) | kind_bit(op_kind::delegate);
     footprint f;
