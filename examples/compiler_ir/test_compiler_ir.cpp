@@ -444,8 +444,11 @@ cir::graph conv_chain(const char* extra = nullptr, const char* add_on = "cuda:0"
 }  // namespace
 
 TEST_CASE("fusion: not where an intermediate value has another reader, nor across devices") {
-  for (const auto& [extra, add_on] :
+  for (const auto& variant :
        {std::pair<const char*, const char*>{"conv", "cuda:0"}, {"sum", "cuda:0"}, {nullptr, "cuda:1"}}) {
+    // Named copies, not structured bindings: CAPTURE's lambda may not name a binding (clang 14).
+    const char* const extra = variant.first;
+    const char* const add_on = variant.second;
     CAPTURE(extra ? extra : "-");
     CAPTURE(add_on);
     cir::graph g = conv_chain(extra, add_on);
