@@ -33,10 +33,12 @@ const devpass::cast_signatures& signatures() {
   return table;
 }
 
-// Every slot a signature names reads a value of the dtype it wants; a cast's own slot excepted.
+// Every slot a signature names reads a value of the dtype it wants; a cast's own slot, and a
+// copy's (a file may write a kernel name on a copy; a copy keeps its input's layout), excepted.
 void check_casts_inserted(const devpass::graph& g) {
   for (const auto v : boost::make_iterator_range(boost::vertices(g))) {
-    if (g[v].erased || g[v].kernel.view() == devpass::casts::default_cast_op.view()) continue;
+    if (g[v].erased || !devpass::runs_kernel(g[v].op) || g[v].kernel.view() == devpass::casts::default_cast_op.view())
+      continue;
     const auto* entry = signatures().find(g[v].kernel.view());
     for (std::uint32_t slot = 0; entry && slot < g[v].arity; ++slot) {
       const auto wanted = devpass::cast_signatures::wanted_in(entry, slot);

@@ -10,6 +10,7 @@
 
 #include "devpass/graph/verify.hpp"
 #include "devpass/io/cast_signatures_json.hpp"
+#include "devpass/io/json_reader.hpp"
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/pipeline/instrumentation.hpp"
 #include "devpass/testing.hpp"
@@ -122,6 +123,32 @@ TEST_CASE("insert_casts: a cast's own operand is never cast, whatever the signat
   CHECK(insert_casts(g, signatures).nodes_added == 1);
   CHECK(operand(g, *find_node(g, "y"), 0) == value_of(g, "x"));
   CHECK(operand(g, *find_node(g, "k"), 0) == value_of(g, "x@cast"));
+  CHECK(verify_structure(g).ok());
+}
+
+TEST_CASE("insert_casts: a copy's operand is never cast, whatever kernel name the file gives the copy") {
+  // A copy keeps its input's layout; on devpass::graph a copy has no op name, so neither a
+  // signature nor an op pattern reads the kernel a file may write on it.
+  graph g = read_graph_string(R"({"format": "devpass.graph/1", "name": "copies", "nodes": [
+    {"id": "a", "op": "input", "outputs": [{"dtype": "float16", "shape": [2, 2]}]},
+    {"id": "c0", "op": "h2d_copy", "device": "cuda:0", "kernel": "relu", "inputs": ["a"],
+     "outputs": [{"dtype": "float16", "shape": [2, 2]}]},
+    {"id": "c1", "op": "d2d_copy", "device": "cuda:1", "kernel": "relu", "inputs": ["c0"],
+     "outputs": [{"dtype": "float16", "shape": [2, 2]}]},
+    {"id": "k", "op": "delegate", "device": "cuda:1", "kernel": "relu", "inputs": ["c1"],
+     "outputs": [{"dtype": "float32", "shape": [2, 2]}]},
+    {"id": "out", "op": "output", "inputs": ["k"]}]})",
+                              "<copies>");
+  cast_signatures signatures;
+  signatures.set("relu", {dtype::float32});
+  CHECK(graph_model<graph>::op(g, *find_node(g, "c0")).empty());
+  CHECK(graph_model<graph>::traits(g, *find_node(g, "c0")).empty());
+  CHECK(graph_model<graph>::op(g, *find_node(g, "k")) == op_name::of("relu"));
+  const rewrite_counters counters = insert_casts(g, signatures);
+  CHECK(counters.nodes_added == 1);  // k's operand only, on cuda:1
+  CHECK(operand(g, *find_node(g, "c0"), 0) == value_of(g, "a"));
+  CHECK(operand(g, *find_node(g, "c1"), 0) == value_of(g, "c0"));
+  CHECK(operand(g, *find_node(g, "k"), 0) == value_of(g, "c1@cast"));
   CHECK(verify_structure(g).ok());
 }
 

@@ -113,11 +113,13 @@ struct graph_model<graph> {
   using rewrite_state = id_allocator;
   static op_kind role(const graph& g, vertex v) { return g[v].op; }
   // The op vocabulary: a delegate's or call's kernel name, interned (op_name.hpp); none for the
-  // other roles.
-  static op_name op(const graph& g, vertex v) { return g[v].kernel.interned(); }
+  // other roles (a file may name a kernel on a copy; no op pattern and no signature reads it).
+  static op_name op(const graph& g, vertex v) { return runs_kernel(g[v].op) ? g[v].kernel.interned() : op_name{}; }
   // What guards read beyond the roles (node_description.hpp): the ATen traits of the kernel, the
   // spec's shape, a member of the attrs object.
-  static op_traits traits(const graph& g, vertex v) { return aten_op_traits(g[v].kernel.view()); }
+  static op_traits traits(const graph& g, vertex v) {
+    return runs_kernel(g[v].op) ? aten_op_traits(g[v].kernel.view()) : op_traits{};
+  }
   static std::span<const std::int64_t> value_shape(const graph& g, value_ref x) {
     const tensor_shape& shape = g[x.producer].outputs[x.output].shape;
     return {shape.begin(), shape.size()};

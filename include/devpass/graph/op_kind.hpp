@@ -27,6 +27,8 @@ inline constexpr std::array<std::string_view, 8> op_names{"input",    "constant"
 [[nodiscard]] constexpr bool is_copy(op_kind k) noexcept {
   return k == op_kind::h2d_copy || k == op_kind::d2h_copy || k == op_kind::d2d_copy;
 }
+// Ops that run a kernel: the only ones with an op name (a copy's kernel is the copy itself).
+[[nodiscard]] constexpr bool runs_kernel(op_kind k) noexcept { return k == op_kind::delegate || k == op_kind::call; }
 // Ops that produce values without reading any.
 [[nodiscard]] constexpr bool is_source(op_kind k) noexcept { return k == op_kind::input || k == op_kind::constant; }
 

@@ -12,9 +12,9 @@
 // read `ctx.options.signatures`, a `const cast_signatures*` (derive the options from
 // cast_options). Insertion makes one cast per (value, dtype), where the value lives (a host call
 // for a value on the host, a delegate on the value's device), named "<value's node>@cast", and
-// feeds every slot that wants that dtype from it. A cast's own operand is never cast (its
-// signature, if the table has one, is not read), and a slot past an op's list, or null in it,
-// takes any dtype. Elision drops cast(cast(x)) back to x's dtype only when the first cast widens
+// feeds every slot that wants that dtype from it. A copy's operand is never cast (a copy keeps its
+// input's layout), nor a cast's own (its signature, if the table has one, is not read), and a slot
+// past an op's list, or null in it, takes any dtype. Elision drops cast(cast(x)) back to x's dtype only when the first cast widens
 // exactly (graph/dtype.hpp, widens_exactly: f16 -> f32 -> f16, int8 -> int32 -> int8), never a
 // lossy pair (f32 -> f16 -> f32, int32 -> float32 -> int32); the inner cast goes when nothing
 // else reads it.
@@ -104,7 +104,7 @@ std::optional<dtype> wanted_at(const Ctx& ctx, const std::optional<devpass::use>
   return cast_signatures::wanted_in(signature_of(*signatures, ctx.g, site->consumer), site->slot);
 }
 
-// k's op has an entry in the signatures, and is not the cast. Reads only k: an on_use rule tests
+// k's op has an entry in the signatures, and k is neither a copy nor the cast. Reads only k: an on_use rule tests
 // it once per node (rules/guard_split.hpp).
 template <fixed_string CastOp, class K>
 struct has_cast_signature_t : pattern::guard_base<has_cast_signature_t<CastOp, K>> {
@@ -113,7 +113,8 @@ struct has_cast_signature_t : pattern::guard_base<has_cast_signature_t<CastOp, K
   bool test(const Ctx& ctx, const Set& caps) const {
     const vertex c = caps.get(K{}).producer;
     const cast_signatures* signatures = signatures_in(ctx.options);
-    return signatures && signature_of(*signatures, ctx.g, c) && !is_cast<CastOp>(ctx.g, c);
+    return signatures && !is_copy(role_of(ctx.g, c)) && signature_of(*signatures, ctx.g, c) &&
+           !is_cast<CastOp>(ctx.g, c);
   }
   static std::string describe() { return devpass::concat({"has_cast_signature(", K::name(), ")"}); }
   template <class Ctx, class Set>
@@ -123,6 +124,7 @@ struct has_cast_signature_t : pattern::guard_base<has_cast_signature_t<CastOp, K
     const std::string head =
         devpass::concat({describe(), " is false: ", K::name(), " = '", display_name(ctx.g, c), "'"});
     if (!signatures_in(ctx.options)) return head + ", and the options hold no signatures";
+    if (is_copy(role_of(ctx.g, c))) return head + " is a copy (which keeps its input's layout)";
     if (signature_of(*signatures_in(ctx.options), ctx.g, c)) return head + " is a cast (whose operand is never cast)";
     return devpass::concat({head, " runs ", pattern::detail::op_text(ctx.g, c), ", which no signature names"});
   }
