@@ -63,9 +63,9 @@ inline own_graph_result own_graph_propagate_shared(mycc::ir_graph& g) {
         mycc::value_info value = values[g[x.producer].first_value + x.output];
         value.placed = kind == opcode::download ? 0 : side;
         value.mem_id = -1;
-        copy = boost::add_vertex(
-            mycc::op_node{kind, false, side, 0, static_cast<std::uint32_t>(values.size()), 1, mycc::op_node::unnamed},
-            g);
+        copy = boost::add_vertex(mycc::op_node{kind, false, side, 0, static_cast<std::uint32_t>(values.size()), 1,
+                                               false, mycc::op_node::unnamed},
+                                 g);
         values.push_back(value);
         connect(g, x, copy, 0);
         ++(kind == opcode::upload ? r.h2d : kind == opcode::download ? r.d2h : r.d2d);

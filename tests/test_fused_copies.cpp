@@ -46,14 +46,16 @@ struct phase_log {
                        std::to_string(c.nodes_removed);
     if constexpr (requires { r.copies_made; })
       line += ", made " + std::to_string(r.copies_made.h2d) + "/" + std::to_string(r.copies_made.d2h) + "/" +
-              std::to_string(r.copies_made.d2d) + " " + std::to_string(r.copies_made.bytes()) + " B";
+              std::to_string(r.copies_made.d2d) + " " + std::to_string(r.copies_made.bytes()) + " B, resident " +
+              std::to_string(r.copies_made.resident) + " " + std::to_string(r.copies_made.resident_bytes) + " B";
     lines.push_back(std::move(line));
   }
 };
 
 std::string census_text(const copy_census& c) {
   return std::to_string(c.h2d) + "/" + std::to_string(c.d2h) + "/" + std::to_string(c.d2d) + " " +
-         std::to_string(c.bytes()) + " B";
+         std::to_string(c.bytes()) + " B, resident " + std::to_string(c.resident) + " " +
+         std::to_string(c.resident_bytes) + " B";
 }
 
 // Everything one run leaves and reports: the graph as text, the phase lines, the totals, or the
@@ -346,7 +348,8 @@ TEST_CASE("fused devpass path: a node whose rewrites touch many passed producers
   phase_log log;
   propagate_device_with<policy_from_options>(g, propagate_options{}, log);
   REQUIRE(log.lines.size() >= 2);
-  CHECK(log.lines.front() == "insert-shared-copies: tried 514, rewrites 41, +27/-0, made 2/13/12 432 B");
+  CHECK(log.lines.front() ==
+        "insert-shared-copies: tried 514, rewrites 41, +27/-0, made 2/13/12 432 B, resident 0 0 B");
 }
 
 TEST_CASE("fused devpass path: hands a node it does not cover to the driver, which goes on from there") {

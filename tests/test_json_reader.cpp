@@ -345,6 +345,33 @@ TEST_CASE("reader: rejects a copy that changes the layout") {
                  "c", "outputs", "input is float32[2,2], output is float16[2,2]");
 }
 
+TEST_CASE("reader: a copy may be resident: made once, at load, from a constant") {
+  const std::string constant = R"({"id":"w","op":"constant","outputs":[{"dtype":"float32","shape":[2,2]}]})";
+  const std::string copy = R"({"id":"w@h2d","op":"h2d_copy","device":"cuda:0","resident":true,"inputs":["w"],
+    "outputs":[{"dtype":"float32","shape":[2,2]}]})";
+  const graph g = read_graph_string(doc(constant + "," + copy + "," + output_of("w@h2d")));
+  CHECK(g[*find_node(g, "w@h2d")].resident);
+  CHECK_FALSE(g[*find_node(g, "w")].resident);
+  const std::string not_resident = R"({"id":"w@h2d","op":"h2d_copy","device":"cuda:0","resident":false,
+    "inputs":["w"],"outputs":[{"dtype":"float32","shape":[2,2]}]})";
+  CHECK_FALSE(read_graph_string(doc(constant + "," + not_resident + "," + output_of("w@h2d")))[1].resident);
+}
+
+TEST_CASE("reader: rejects a resident field that is not a boolean, or on what is not a copy of a constant") {
+  CHECK_REJECTED(chain(R"({"id":"c","op":"h2d_copy","device":"cuda:0","resident":1,"inputs":["x"],
+    "outputs":[{"dtype":"float32","shape":[2,2]}]})",
+                       "c"),
+                 "c", "resident", "expected a boolean, found a number");
+  CHECK_REJECTED(chain(R"({"id":"c","op":"h2d_copy","device":"cuda:0","resident":true,"inputs":["x"],
+    "outputs":[{"dtype":"float32","shape":[2,2]}]})",
+                       "c"),
+                 "c", "resident", "a resident copy is made once, at load: it must copy a constant, not the input 'x'");
+  CHECK_REJECTED(chain(R"({"id":"d","op":"delegate","device":"cuda:0","resident":true,"kernel":"k","inputs":["x"],
+    "outputs":[{"dtype":"float32","shape":[2,2]}]})",
+                       "d"),
+                 "d", "resident", "only a copy can be resident, not a delegate");
+}
+
 TEST_CASE("reader: rejects a copy on the host") {
   CHECK_REJECTED(
       chain(R"({"id":"c","op":"h2d_copy","inputs":["x"],"outputs":[{"dtype":"float32","shape":[2,2]}]})", "c"), "c",

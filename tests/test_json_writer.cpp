@@ -36,6 +36,7 @@ void check_same_graph(const graph& a, const graph& b) {
     const node& y = b[w];
     CHECK(x.op == y.op);
     CHECK(x.device == y.device);
+    CHECK(x.resident == y.resident);
     CHECK(x.kernel == y.kernel);
     CHECK(x.outputs == y.outputs);
     CHECK(x.attrs == y.attrs);
@@ -147,6 +148,30 @@ TEST_CASE("writer: tensor spec device, mem_id and offset are written when set") 
   CHECK(text.find(R"({"dtype":"int64","shape":[3],"device":"cuda:1","mem_id":2,"offset":64})") != std::string::npos);
   CHECK(text.find(R"({"dtype":"bool","shape":[],"device":"cpu"})") != std::string::npos);
   check_same_graph(g, read_graph_string(text));
+}
+
+TEST_CASE("writer: a resident copy says so after its device, and only a resident one") {
+  graph g;
+  const vertex w = add_node(g, {.id = "w", .op = op_kind::constant, .outputs = {f32(2)}});
+  const vertex load = add_node(g, {.id = "w@h2d[cuda:0]",
+                                   .op = op_kind::h2d_copy,
+                                   .device = cuda_device(0),
+                                   .resident = true,
+                                   .outputs = {f32(2)}});
+  const vertex each =
+      add_node(g, {.id = "w@h2d[cuda:1]", .op = op_kind::h2d_copy, .device = cuda_device(1), .outputs = {f32(2)}});
+  const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
+  connect(g, {w, 0}, load, 0);
+  connect(g, {w, 0}, each, 0);
+  connect(g, {load, 0}, out, 0);
+  connect(g, {each, 0}, out, 1);
+  const std::string text = to_json(g);
+  CHECK(text.find(R"({"id":"w@h2d[cuda:0]","op":"h2d_copy","device":"cuda:0","resident":true,"inputs":["w"],)") !=
+        std::string::npos);
+  CHECK(text.find(R"({"id":"w@h2d[cuda:1]","op":"h2d_copy","device":"cuda:1","inputs":["w"],)") != std::string::npos);
+  const graph back = read_graph_string(text);
+  check_same_graph(g, back);
+  CHECK(to_json(back) == text);
 }
 
 TEST_CASE("writer: escapes strings so that they read back unchanged") {

@@ -114,6 +114,11 @@ TEST_CASE("to_string: specs, nodes, values, census, counters and plans") {
 
   const copy_census census{.h2d = 2, .d2h = 1, .h2d_bytes = 32, .d2h_bytes = 16};
   CHECK(testing::to_string(census) == "h2d 2 (32 B), d2h 1 (16 B), d2d 0 (0 B)");
+  copy_census loaded = census;
+  loaded.add(op_kind::h2d_copy, 64, true);
+  CHECK(testing::to_string(loaded) == "h2d 2 (32 B), d2h 1 (16 B), d2d 0 (0 B), resident 1 (64 B)");
+  CHECK(loaded.copies() == 4);
+  CHECK(loaded.bytes() == 48);  // per execution; the resident copy's bytes move once
   CHECK(testing::to_string(rules::rewrite_counters{14, 3, 1, 2}) ==
         "3 rewrites (14 matches tried, 1 node added, 2 removed)");
   CHECK(testing::to_string(rules::rewrite_counters{1, 1, 0, 1}) ==

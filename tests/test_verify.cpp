@@ -250,6 +250,35 @@ TEST_CASE("verify_structure: op arity rules") {
   }
 }
 
+TEST_CASE("verify_structure: only a copy of a constant's value is resident") {
+  SUBCASE("a resident copy of a constant, and a resident copy of that copy") {
+    graph g;
+    const vertex w = add_node(g, {.id = "w", .op = op_kind::constant, .outputs = {f32(2)}});
+    const vertex h = add_node(
+        g, {.id = "h", .op = op_kind::h2d_copy, .device = cuda_device(0), .resident = true, .outputs = {f32(2)}});
+    const vertex b = add_node(
+        g, {.id = "b", .op = op_kind::d2d_copy, .device = cuda_device(1), .resident = true, .outputs = {f32(2)}});
+    const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
+    connect(g, {w, 0}, h, 0);
+    connect(g, {h, 0}, b, 0);
+    connect(g, {b, 0}, out, 0);
+    CHECK(verify(g).ok());
+  }
+  SUBCASE("a resident copy of a value computed at every execution, a resident call") {
+    placed_graph s;
+    s.g[s.h].resident = true;
+    s.g[s.b].resident = true;
+    s.g[s.r].resident = true;
+    const auto r = verify_structure(s.g);
+    CHECK(lines(r) == std::vector<std::string>{
+                          "node 'h': resident: a resident copy is made once, at load: it must copy a constant, not "
+                          "the input 'x'",
+                          "node 'b': resident: a resident copy is made once, at load: it must copy a constant, not "
+                          "the delegate 'd'",
+                          "node 'r': resident: only a copy can be resident, not a call"});
+  }
+}
+
 TEST_CASE("verify_structure: reports every violation, in a deterministic order") {
   placed_graph s;
   s.g[s.x].id = "d";              // duplicate

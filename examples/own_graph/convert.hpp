@@ -27,6 +27,7 @@ inline void fill_from_devpass(ir_graph& g, const devpass::graph& source, std::si
                  n.arity,
                  static_cast<std::uint32_t>(m.values.size()),
                  static_cast<std::uint16_t>(n.outputs.size()),
+                 n.resident,
                  static_cast<std::uint32_t>(m.names.size())};
     m.names.push_back(n.id);
     for (const devpass::tensor_spec& spec : n.outputs)

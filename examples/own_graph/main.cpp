@@ -23,7 +23,7 @@ vertex add(mycc::ir_graph& g, mycc::opcode op, devpass::device at, std::uint16_t
   mycc::module& m = g[boost::graph_bundle];
   const vertex v =
       boost::add_vertex(mycc::op_node{op, false, mycc::encode(at), 0, static_cast<std::uint32_t>(m.values.size()),
-                                      values, static_cast<std::uint32_t>(m.names.size())},
+                                      values, false, static_cast<std::uint32_t>(m.names.size())},
                         g);
   m.names.push_back(std::move(name));
   for (std::uint16_t k = 0; k < values; ++k) m.values.push_back({.bytes = bytes});

@@ -31,6 +31,7 @@ struct op_node {
   std::uint32_t arity = 0;
   std::uint32_t first_value = 0;  // its values are values[first_value, first_value + value_count)
   std::uint16_t value_count = 0;
+  bool resident = false;                                       // a copy made once, at load
   std::uint32_t name = unnamed;                                // index into names
   static constexpr std::uint32_t unnamed = ~std::uint32_t{0};  // a copy a pass made
 };
@@ -120,6 +121,7 @@ struct devpass::graph_model<mycc::ir_graph> {
     if (g[v].name != mycc::op_node::unnamed) return g[boost::graph_bundle].names[g[v].name];
     return std::string(to_string(role(g, v))) + "#" + std::to_string(v);
   }
+  static bool resident(const G& g, vertex v) { return g[v].resident; }
   static void set_buffer(G& g, value_ref x, std::optional<buffer_slot> at) {
     info(g, x).mem_id = at ? at->mem_id : -1;
     info(g, x).offset = at ? at->offset : 0;
@@ -134,6 +136,7 @@ struct devpass::graph_model<mycc::ir_graph> {
                           0,
                           static_cast<std::uint32_t>(m.values.size()),
                           static_cast<std::uint16_t>(r.outputs.size()),
+                          r.resident,
                           static_cast<std::uint32_t>(m.names.size())};
     m.names.emplace_back(r.name);
     for (const tensor_spec& spec : r.outputs)
@@ -152,7 +155,7 @@ struct devpass::graph_model<mycc::ir_graph> {
                                                   : mycc::opcode::peer_copy;
     const vertex v =
         boost::add_vertex(mycc::op_node{op, false, mycc::encode(r.side), 0, static_cast<std::uint32_t>(values.size()),
-                                        1, mycc::op_node::unnamed},
+                                        1, r.resident, mycc::op_node::unnamed},
                           g);
     values.push_back(value);
     return v;

@@ -209,11 +209,11 @@ int run(const options& o, std::string_view program) {
       return 1;
     if (o.stats && totals) {
       if (extra_ran) totals->after = devpass::count_copies(g);
-      print_statistics(program, instrumentation.statistics, *totals, family_phases);
+      print_statistics(program, instrumentation.statistics, *totals, g, family_phases);
     } else if (o.stats && families_given) {
       devpass::propagate_stats copies;
       copies.after = devpass::count_copies(g);
-      print_statistics(program, instrumentation.statistics, copies, family_phases);
+      print_statistics(program, instrumentation.statistics, copies, g, family_phases);
     }
     if (o.plan_memory) {
       instrumentation.before_phase("plan-memory", g);

@@ -54,17 +54,30 @@ inline bool verify_ok(std::string_view program, const devpass::graph& g, bool de
   return false;
 }
 
-inline void print_copy_line(const devpass::copy_census& c) {
+// The copy ledger: the copies made on every execution and the bytes they move; then, when the
+// graph has resident copies (made once, at load), what they load onto each device.
+inline void print_copy_lines(const devpass::copy_census& c, const devpass::graph& g) {
   std::cerr << "copies: h2d " << c.h2d << " (" << devpass::format_bytes(c.h2d_bytes) << "), d2h " << c.d2h << " ("
             << devpass::format_bytes(c.d2h_bytes) << "), d2d " << c.d2d << " (" << devpass::format_bytes(c.d2d_bytes)
             << "); " << devpass::format_bytes(c.bytes()) << " moved per execution\n";
+  if (c.resident == 0) return;
+  std::cerr << "resident: " << c.resident << (c.resident == 1 ? " copy, " : " copies, ")
+            << devpass::format_bytes(c.resident_bytes) << " loaded once:";
+  const char* separator = " ";
+  for (const devpass::resident_load& l : devpass::resident_loads(g)) {
+    std::cerr << separator << devpass::to_string(l.device) << " " << l.copies << " (" << devpass::format_bytes(l.bytes)
+              << ")";
+    separator = ", ";
+  }
+  std::cerr << "\n";
 }
 
 // Every phase's counters, then the copies left. The first `rewrite_phases` phases are the pass
 // families' (--fuse, --insert-casts), which make and remove nodes other than copies; the phases of
 // propagation and a driver's own add and remove copies only.
 inline void print_statistics(std::string_view program, const devpass::pipeline::phase_statistics& statistics,
-                             const devpass::propagate_stats& totals, std::size_t rewrite_phases = 0) {
+                             const devpass::propagate_stats& totals, const devpass::graph& g,
+                             std::size_t rewrite_phases = 0) {
   std::cerr << "=== " << program << " statistics ===\n";
   for (std::size_t i = 0; i < statistics.phases.size(); ++i) {
     const auto& p = statistics.phases[i];
@@ -74,7 +87,7 @@ inline void print_statistics(std::string_view program, const devpass::pipeline::
     std::cerr << c.rewrites << " rewrites, " << c.matches_tried << " matches tried, +" << c.nodes_added << "/-"
               << c.nodes_removed << " nodes\n";
   }
-  print_copy_line(totals.after);
+  print_copy_lines(totals.after, g);
 }
 
 inline void print_plan(const devpass::memory_plan& plan) {

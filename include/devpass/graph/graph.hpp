@@ -48,6 +48,7 @@ struct node {
   devpass::device device{};  // where the node runs; a copy's device side; cpu when the file omits it
   std::uint32_t arity = 0;   // number of input slots
   bool erased = false;       // tombstone, see erase_node / compact
+  bool resident = false;     // a copy made once, at load, not on every execution (copy_request::resident)
   shared_text kernel{};      // for delegate and call
   node_outputs outputs{};
   shared_text attrs{};  // the `attrs` object as minified JSON text, empty when absent
@@ -145,6 +146,7 @@ struct graph_model<graph> {
   static dtype value_dtype(const graph& g, value_ref x) { return g[x.producer].outputs[x.output].type; }
   static std::uint64_t value_bytes(const graph& g, value_ref x) { return g[x.producer].outputs[x.output].byte_size(); }
   static const std::string& name(const graph& g, vertex v) { return g[v].id; }
+  static bool resident(const graph& g, vertex v) { return g[v].resident; }
   static void set_buffer(graph& g, value_ref x, std::optional<buffer_slot> at) {
     tensor_spec& spec = g[x.producer].outputs[x.output];
     spec.mem_id = at ? std::optional<std::int32_t>(at->mem_id) : std::nullopt;
@@ -170,6 +172,7 @@ struct graph_model<graph> {
     copy.id = std::move(id);
     copy.op = r.kind;
     copy.device = r.side;
+    copy.resident = r.resident;
     copy.outputs.push_back(std::move(spec));
     return static_cast<vertex>(g.m_vertices.size() - 1);
   }
@@ -180,6 +183,7 @@ struct graph_model<graph> {
     std::string id =
         r.named_after ? ids.make_derived(*r.named_after, std::string(r.name)) : ids.make(std::string(r.name));
     node n{std::move(id), r.role, r.on};
+    n.resident = r.resident;
     n.kernel = shared_text(r.op);
     n.attrs = shared_text(r.attrs);
     for (const tensor_spec& spec : r.outputs) n.outputs.push_back(spec);

@@ -73,12 +73,16 @@ enum class copy_naming : std::uint8_t { after_value, after_value_and_device, aft
 // What add_copy makes: a vertex of copy kind `kind` whose device side is `side`, with one
 // output laid out as `source` (its dtype and shape) and marked on the device the copy writes
 // (`side`, or cpu for a d2h_copy), no planned buffer. The pass connects it to `source`.
+// `resident`: the copy is made once, when the method is loaded, and its value stays where it put
+// it for every execution (a copy of a constant; docs/file-format.md, "Nodes"). A model that has no `resident` operation cannot store it and makes an ordinary copy,
+// made on every execution: the graph stays correct, only the bytes are moved each time.
 struct copy_request {
   op_kind kind = op_kind::h2d_copy;
   device side{};
   value_ref source{};
   copy_naming naming = copy_naming::after_value;
   use site{};  // the use it feeds, for copy_naming::after_use
+  bool resident = false;
 };
 
 // What add_node makes, for models that can make any node (an optional operation: the graph
@@ -89,6 +93,7 @@ struct copy_request {
 // device where the spec has one. No operands (devpass connects them) and no planned buffer.
 // `named_after`: a node a pass made this one from; a model that keeps unique names derives this
 // node's from that node's (`name` then starts with that node's name and an '@', as copies do).
+// `resident`: a copy made once, at load (copy_request::resident), for models that store it.
 struct node_request {
   op_kind role = op_kind::call;
   device on{};
@@ -97,6 +102,7 @@ struct node_request {
   std::string_view attrs{};
   std::span<const tensor_spec> outputs{};
   std::optional<vertex> named_after{};
+  bool resident = false;
 };
 
 // Specialize for a graph type to make it a model (see the header comment).
@@ -449,6 +455,19 @@ vertex add_node_vertex(G& g, rewrite_state_t<G>& state, const node_request& r) {
   else
     return graph_model<G>::add_node(g, r);
 }
+// Whether copy v is resident: made once, when the method is loaded, rather than on every
+// execution (copy_request::resident). The model's optional `static bool resident(const G&,
+// vertex)`; false in a model without it, whose copies are all made on every execution.
+template <class G>
+[[nodiscard]] constexpr bool is_resident(const G& g, vertex v) {
+  if constexpr (requires {
+                  { graph_model<G>::resident(g, v) } -> std::convertible_to<bool>;
+                })
+    return graph_model<G>::resident(g, v);
+  else
+    return false;
+}
+
 // Keeps a source's (input's or constant's) own device in step with its value, in models that
 // store one (devpass::graph: the file format's input device is where the caller provides it).
 template <class G>

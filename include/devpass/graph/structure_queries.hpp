@@ -97,6 +97,13 @@ template <class G>
   return location_of(g, v);
 }
 
+// Whether a value is a constant's: produced by a `constant`, or by a resident copy (which copies
+// one, once, at load). It is the same on every execution, so a copy of it can be made once too.
+template <class G>
+[[nodiscard]] bool is_constant_value(const G& g, value_ref v) {
+  return role_of(g, v.producer) == op_kind::constant || is_resident(g, v.producer);
+}
+
 // A node's name as a string, for messages.
 template <class G>
 [[nodiscard]] std::string display_name(const G& g, vertex v) {

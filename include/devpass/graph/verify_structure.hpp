@@ -242,7 +242,14 @@ inline void prefetch_producers(const graph& g, vertex v) {
         r.add(id, "outputs",
               "a copy keeps its input's layout: input is " + detail::shape_text(from) + ", output is " +
                   detail::shape_text(nd.outputs[0]));
+      // Made once, at load: only a value that is the same on every execution may be copied so.
+      if (nd.resident && !is_constant_value(g, *in))
+        r.add(id, "resident",
+              "a resident copy is made once, at load: it must copy a constant, not the " +
+                  std::string(to_string(g[in->producer].op)) + " '" + value_name(g, *in) + "'");
     }
+    if (nd.resident && !is_copy(op))
+      r.add(id, "resident", "only a copy can be resident, not a " + std::string(to_string(op)));
   }
 
   first_with_id.release();

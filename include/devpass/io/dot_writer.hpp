@@ -4,7 +4,8 @@
 //   write_dot_file(g, path)   all or nothing, as write_graph_file
 //
 // What the picture says: the fill colour is where a node runs (grey for cpu, one colour per CUDA
-// device); copies are yellow `cds` arrows with a red outline, whatever their device; inputs and
+// device); copies are yellow `cds` arrows with a red outline, whatever their device (dashed, and
+// labelled "resident, at load", for a copy made once when the method is loaded); inputs and
 // the output node are house shapes, constants notes. Each edge is labelled with the bytes of the
 // value it carries (":k" first when the producer has several outputs). Deterministic: the same
 // graph gives the same bytes.
@@ -56,6 +57,7 @@ inline std::string dot_label(const node& n) {
   std::string label = n.id + "\n" + std::string(to_string(n.op));
   if (!n.kernel.empty()) label += " " + n.kernel;
   if (!n.device.is_host() || is_copy(n.op)) label += "\n" + to_string(n.device);
+  if (n.resident) label += "\nresident, at load";
   return label;
 }
 
@@ -76,7 +78,8 @@ inline void write_dot(const graph& g, std::ostream& os) {
     out += "  n" + std::to_string(v) + " [label=";
     detail::append_dot_string(out, detail::dot_label(nd));
     if (is_copy(nd.op)) {
-      out += ", shape=cds, style=\"filled,bold\", color=\"";
+      out += nd.resident ? ", shape=cds, style=\"filled,bold,dashed\", color=\""
+                         : ", shape=cds, style=\"filled,bold\", color=\"";
       out += detail::dot_copy_outline;
       out += "\", fillcolor=\"";
       out += detail::dot_copy_fill;

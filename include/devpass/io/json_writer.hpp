@@ -5,8 +5,8 @@
 //   to_json(g, order)                 the same text as a string
 //   write_graph_file(g, path, order)  all or nothing: a temporary file renamed over `path`
 //
-// Format: compact JSON, one node per line, fields in a fixed order (id, op, device, kernel,
-// inputs, outputs, attrs); `device` only when not cpu; spec `device`, `mem_id`, `offset` only
+// Format: compact JSON, one node per line, fields in a fixed order (id, op, device, resident,
+// kernel, inputs, outputs, attrs); `device` only when not cpu, `resident` only when true; spec `device`, `mem_id`, `offset` only
 // when set; attrs verbatim. Laws: deterministic (same graph, same bytes); read(write(g)) is g up
 // to vertex order; write(read(write(g))) == write(g).
 //
@@ -69,6 +69,7 @@ inline void write_node(write_buffer& out, const graph& g, vertex v, std::vector<
     out.device_name(n.device);
     out.text('"');
   }
+  if (n.resident) out.text(",\"resident\":true");
   if (!n.kernel.empty()) {
     out.text(",\"kernel\":");
     out.json_string(n.kernel);

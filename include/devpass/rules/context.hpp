@@ -119,7 +119,9 @@ struct rewrite_context : detail::trace_member<Tracing> {
   // A copy of r.source, connected to it (graph_model.hpp, copy_request).
   vertex add_copy(const copy_request& r) {
     const vertex v = add_copy_vertex(g, ids, r, candidate_ids_free);
-    copies_made.add(r.kind, value_bytes(g, value_ref{v, 0}));  // counted now, while the node is in cache
+    // Counted now, while the node is in cache; resident as the model made it (one that stores no
+    // such mark made an ordinary copy).
+    copies_made.add(r.kind, value_bytes(g, value_ref{v, 0}), r.resident && is_resident(g, v));
     connect(g, r.source, v, 0);
     ++counters.nodes_added;
     revisit.push_back(v);

@@ -5,7 +5,8 @@
 //   expect_matches(p, g, value)        pattern p matches value (a value_ref, or "id" / "id:k");
 //                                      the message is explain(p, g, value) and the node's line
 //   expect_not_matches(p, g, value)    it does not; the message lists what p captured
-//   expect_copies(g, h2d, d2h, d2d)    count_copies(g) has these counts; the message prints the
+//   expect_copies(g, h2d, d2h, d2d)    g holds this many copy nodes of each kind, resident ones
+//                                      (made once, at load) included; the message prints the
 //                                      census and every copy node
 //   expect_converges(table, g[, opts]) applying the rule table reaches a fixed point (no
 //                                      rewrite_error) and a second run changes nothing (0
@@ -127,7 +128,12 @@ template <class P, modeled_graph G>
 template <modeled_graph G>
 [[nodiscard]] std::optional<std::string> expect_copies(const G& g, std::size_t h2d, std::size_t d2h, std::size_t d2d) {
   const copy_census found = count_copies(g);
-  if (found.h2d == h2d && found.d2h == d2h && found.d2d == d2d) return std::nullopt;
+  // The copy nodes of each kind: the census counts resident copies apart, whatever their kind.
+  std::size_t nodes[3] = {};
+  for (vertex v = 0, n = boost::num_vertices(g); v < n; ++v)
+    if (const op_kind op = role_of(g, v); !is_erased(g, v) && is_copy(op))
+      ++nodes[op == op_kind::h2d_copy ? 0 : op == op_kind::d2h_copy ? 1 : 2];
+  if (nodes[0] == h2d && nodes[1] == d2h && nodes[2] == d2d) return std::nullopt;
   std::string text = "copies: expected h2d " + std::to_string(h2d) + ", d2h " + std::to_string(d2h) + ", d2d " +
                      std::to_string(d2d) + "; found " + to_string(found);
   constexpr std::size_t shown = 40;

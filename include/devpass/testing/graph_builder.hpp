@@ -178,7 +178,8 @@ class graph_builder {
       const node& from = source[v];
       const vertex made = graph_model<G>::add_node(
           g, node_request{from.op, from.device, from.id, from.kernel.view(), from.attrs.view(),
-                          std::span<const tensor_spec>(from.outputs.data(), from.outputs.size())});
+                          std::span<const tensor_spec>(from.outputs.data(), from.outputs.size()), std::nullopt,
+                          from.resident});
       if (made != v) throw graph_error("", from.id, "", "graph_model::add_node made vertex " + std::to_string(made));
     }
     for (const auto e : boost::make_iterator_range(boost::edges(source)))

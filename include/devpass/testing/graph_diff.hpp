@@ -1,7 +1,7 @@
 // devpass/testing/graph_diff.hpp — whether two graphs are the same, and if not, a readable diff.
 //
 // Two graphs are the same when they have the same method name and the same live node ids, and
-// the nodes with one id agree on op, device, kernel, inputs (the value each slot reads, by name:
+// the nodes with one id agree on op, device, resident, kernel, inputs (the value each slot reads, by name:
 // "x", "s:1"), outputs (every spec field: dtype, shape, device, mem_id, offset) and attrs. Vertex
 // numbers and edge order are not compared: a pass that appends its copies and a hand-written
 // graph that lists them where they are read are the same graph. Erased nodes are not compared.
@@ -64,6 +64,7 @@ inline std::vector<std::string_view> differing_fields(const graph& a, vertex va,
   std::vector<std::string_view> fields;
   if (x.op != y.op) fields.push_back("op");
   if (x.device != y.device) fields.push_back("device");
+  if (x.resident != y.resident) fields.push_back("resident");
   if (x.kernel != y.kernel) fields.push_back("kernel");
   if (!same_inputs(a, va, b, vb)) fields.push_back("inputs");
   if (x.outputs != y.outputs) fields.push_back("outputs");
@@ -71,13 +72,14 @@ inline std::vector<std::string_view> differing_fields(const graph& a, vertex va,
   return fields;
 }
 
-// The same for any other model, from what it says: role, device, inputs, and each value's
+// The same for any other model, from what it says: role, device, resident, inputs, and each value's
 // dtype, bytes and marked device ("outputs").
 template <modeled_graph G>
 std::vector<std::string_view> differing_fields(const G& a, vertex va, const G& b, vertex vb) {
   std::vector<std::string_view> fields;
   if (role_of(a, va) != role_of(b, vb)) fields.push_back("op");
   if (node_device(a, va) != node_device(b, vb)) fields.push_back("device");
+  if (is_resident(a, va) != is_resident(b, vb)) fields.push_back("resident");
   if (!same_inputs(a, va, b, vb)) fields.push_back("inputs");
   bool same_outputs = output_count(a, va) == output_count(b, vb);
   for (std::uint32_t k = 0; same_outputs && k < output_count(a, va); ++k)

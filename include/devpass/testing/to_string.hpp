@@ -1,13 +1,13 @@
 // devpass/testing/to_string.hpp — a readable text form of every graph type, for test messages.
 //
 //   to_string(spec)      float32[2,2]@cuda:0 mem 2+64   (device and buffer+offset once set)
-//   to_string(node)      a delegate cuda:0 relu (arity 1) -> float32[2,2]
+//   to_string(node)      a delegate cuda:0 relu (arity 1) -> float32[2,2]   (" (resident)" for a resident copy)
 //   to_string(g, v)      a node as a line of its graph: #1 a delegate cuda:0 relu (x) -> float32[2,2]
 //   to_string(g)         a header line, then one line per live node in vertex order, the first
 //                        text_options::max_nodes of them, then "  ... N more nodes"
 //   to_string(value)     {producer #3, output 1}   (a value_ref alone cannot name its node)
 //   to_string(g, value)  's:1' (#3)
-//   to_string(census)    h2d 1 (16 B), d2h 0 (0 B), d2d 0 (0 B)
+//   to_string(census)    h2d 1 (16 B), d2h 0 (0 B), d2d 0 (0 B)[, resident 2 (64 B)]
 //   to_string(plan)      a header line, one line per buffer, the execution order
 //   to_string(counters)  3 rewrites (14 matches tried, 1 node added, 2 removed)
 // node_line(g, v), to_string(g, value) and to_string(g) take any graph model too (below): a
@@ -69,6 +69,7 @@ inline std::string head_text(const node& n) {
 inline std::string tail_text(const node& n) {
   std::string text = outputs_text(n);
   if (!n.attrs.empty()) text += " attrs " + n.attrs;
+  if (n.resident) text += " (resident)";
   if (n.erased) text += " (erased)";
   return text;
 }
@@ -167,6 +168,7 @@ std::string model_node_text(const G& g, vertex v) {
   }
   for (std::uint32_t k = 0, n = output_count(g, v); k < n; ++k)
     (text += k == 0 ? " -> " : ", ") += model_value_text(g, value_ref{v, k});
+  if (is_resident(g, v)) text += " (resident)";
   if (is_erased(g, v)) text += " (erased)";
   return text;
 }
@@ -201,9 +203,12 @@ template <modeled_graph G>
 }
 
 [[nodiscard]] inline std::string to_string(const copy_census& c) {
-  return "h2d " + std::to_string(c.h2d) + " (" + std::to_string(c.h2d_bytes) + " B), d2h " + std::to_string(c.d2h) +
-         " (" + std::to_string(c.d2h_bytes) + " B), d2d " + std::to_string(c.d2d) + " (" + std::to_string(c.d2d_bytes) +
-         " B)";
+  std::string text = "h2d " + std::to_string(c.h2d) + " (" + std::to_string(c.h2d_bytes) + " B), d2h " +
+                     std::to_string(c.d2h) + " (" + std::to_string(c.d2h_bytes) + " B), d2d " + std::to_string(c.d2d) +
+                     " (" + std::to_string(c.d2d_bytes) + " B)";
+  if (c.resident != 0)
+    text += ", resident " + std::to_string(c.resident) + " (" + std::to_string(c.resident_bytes) + " B)";
+  return text;
 }
 
 [[nodiscard]] inline std::string to_string(const rules::rewrite_counters& c) {

@@ -77,6 +77,11 @@ class json_field_checks {
     if (e.get_object().get(o)) fail(node, field, "expected an object, found " + std::string(type_name(e.type())));
     return o;
   }
+  bool expect_bool(element e, const std::string& node, const field_path& field) const {
+    bool b = false;
+    if (e.get_bool().get(b)) fail(node, field, "expected a boolean, found " + std::string(type_name(e.type())));
+    return b;
+  }
   // A JSON integer in [0, max]; `what` names the quantity in messages ("dimension", "offset").
   std::int64_t expect_count(element e, std::int64_t max, const std::string& node, const field_path& field,
                             std::string_view what) const {

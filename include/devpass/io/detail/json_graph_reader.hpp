@@ -178,9 +178,9 @@ class json_graph_reader : json_field_checks {
     const auto object = expect_object(item, "", {"nodes", v});
 
     // Collect the fields first so that every later message can name the node by its id.
-    enum slot_index { id_f, op_f, device_f, kernel_f, inputs_f, outputs_f, attrs_f, field_count };
-    static constexpr std::string_view names[field_count] = {"id",     "op",      "device", "kernel",
-                                                            "inputs", "outputs", "attrs"};
+    enum slot_index { id_f, op_f, device_f, resident_f, kernel_f, inputs_f, outputs_f, attrs_f, field_count };
+    static constexpr std::string_view names[field_count] = {"id",     "op",     "device",  "resident",
+                                                            "kernel", "inputs", "outputs", "attrs"};
     element fields[field_count];
     bool present[field_count] = {};
     std::string_view unknown, duplicate;
@@ -205,7 +205,8 @@ class json_graph_reader : json_field_checks {
     const std::string& id = n.id;
     if (!duplicate.empty()) fail(id, std::string(duplicate), "duplicate field");
     if (!unknown.empty())
-      fail(id, std::string(unknown), "unknown field (expected id, op, device, kernel, inputs, outputs, attrs)");
+      fail(id, std::string(unknown),
+           "unknown field (expected id, op, device, resident, kernel, inputs, outputs, attrs)");
     if (ends_in_output_index(id_text))
       fail(id, "id", "an id cannot end in ':<digits>': references would read it as an output index");
     if (const auto first = ids_->insert(g, id_text, v))
@@ -221,6 +222,8 @@ class json_graph_reader : json_field_checks {
     n.op = *op;
 
     if (present[device_f]) n.device = read_device(fields[device_f], id, {"device"});
+    // Which nodes may be resident (a copy of a constant) is verify_structure's to say.
+    if (present[resident_f]) n.resident = expect_bool(fields[resident_f], id, {"resident"});
     if (present[kernel_f]) n.kernel = texts_.get(expect_string(fields[kernel_f], id, {"kernel"}));
 
     if (present[outputs_f]) {
