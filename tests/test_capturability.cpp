@@ -135,7 +135,8 @@ TEST_CASE("capturability: on every repository graph, both policies, segments cov
       const capture_verdict v = capturability(g, plan);
       std::vector<vertex> device_work, covered;
       for (const vertex n : plan.order)
-        if (is_copy(g[n].op) || (g[n].op == op_kind::delegate && !g[n].device.is_host())) device_work.push_back(n);
+        if ((is_copy(g[n].op) && !g[n].resident) || (g[n].op == op_kind::delegate && !g[n].device.is_host()))
+          device_work.push_back(n);
       for (const auto& s : v.segments) covered.insert(covered.end(), s.nodes.begin(), s.nodes.end());
       CHECK(covered == device_work);
       const std::size_t splits = static_cast<std::size_t>(

@@ -66,7 +66,18 @@ void check_folder(const std::string& folder, std::size_t expected_graphs) {
         CHECK(placed.copies.d2h.count == census.d2h);
         CHECK(placed.copies.d2d.count == census.d2d);
         CHECK(placed.copies.h2d.bytes == census.h2d_bytes);
+        // The resident copies: made once, at load, which a run without a constant cache is.
+        CHECK(placed.copies.load.count == census.resident);
+        CHECK(placed.copies.load.bytes == census.resident_bytes);
         CHECK(placed.opaque_nodes.size() == reference.opaque_nodes.size());
+        // In graph mode the method loads them when prepared, and the reported run copies none.
+        if (policy == copy_policy::devpass && !skip) {
+          const run_report replayed = run_graph(g, plan, kernels, {42, false, true, graph_mode::when_capturable});
+          CHECK(checksums(replayed) == checksums(reference));
+          CHECK(replayed.copies.load.count == census.resident);
+          CHECK(replayed.copies.load.bytes == census.resident_bytes);
+          CHECK(replayed.copies.h2d.bytes == census.h2d_bytes);
+        }
       }
     }
   }
@@ -78,17 +89,18 @@ TEST_CASE("devpass-run: pipeline checksums equal the host reference on the small
 
 TEST_CASE("devpass-run: pipeline checksums equal the host reference on the model graphs") { check_folder("models", 9); }
 
-TEST_CASE("devpass-run: the report is one JSON object with outputs, copies, bytes, device and seconds") {
+TEST_CASE("devpass-run: the report is one JSON object with outputs, copies, bytes, load, device and seconds") {
   run_report r;
   r.outputs.push_back({0, tensor_spec{dtype::float16, {2, 3}}, 0x00ab});
   r.copies.h2d = {2, 32};
   r.copies.d2d = {1, 8};
+  r.copies.load = {3, 96};
   r.seconds = 0.5;
   CHECK(
       to_json(r) ==
       "{\"outputs\": [{\"index\": 0, \"dtype\": \"float16\", \"shape\": [2, 3], \"checksum\": \"00000000000000ab\"}], "
       "\"copies\": {\"h2d\": 2, \"d2h\": 0, \"d2d\": 1}, \"bytes\": {\"h2d\": 32, \"d2h\": 0, \"d2d\": 8}, "
-      "\"device\": \"emulated\", \"seconds\": 0.500000}");
+      "\"load\": {\"copies\": 3, \"bytes\": 96}, \"device\": \"emulated\", \"seconds\": 0.500000}");
 }
 
 TEST_CASE("devpass-run: inputs and constants depend on the seed") {

@@ -82,6 +82,31 @@ graph placed() {
   return g;
 }
 
+// The same with w left on the host and a resident copy of it on cuda:0, as the devpass policy
+// leaves a constant: loaded there once, not copied on every execution.
+graph placed_resident() {
+  graph g;
+  const device c0 = cuda_device(0);
+  const vertex x = add(g, "x", op_kind::input, cpu_device, "", {}, {f4});
+  const vertex w = add(g, "w", op_kind::constant, cpu_device, "", {}, {on(cpu_device)});
+  const vertex wc = add(g, "w@h2d[cuda:0]", op_kind::h2d_copy, c0, "", {{w, 0}}, {on(c0)});
+  g[wc].resident = true;
+  const vertex xc = add(g, "x@h2d", op_kind::h2d_copy, c0, "", {{x, 0}}, {on(c0)});
+  const vertex d0 = add(g, "d0", op_kind::delegate, c0, "add", {{xc, 0}, {wc, 0}}, {on(c0)});
+  const vertex dc = add(g, "d0@d2h", op_kind::d2h_copy, c0, "", {{d0, 0}}, {on(cpu_device)});
+  const vertex r = add(g, "r", op_kind::call, cpu_device, "relu", {{dc, 0}}, {on(cpu_device)});
+  add(g, "out", op_kind::output, cpu_device, "", {{r, 0}, {dc, 0}}, {});
+  return g;
+}
+
+// The copies an emulated device was asked to make for node `id` since it last cleared its log.
+std::size_t copies_issued(const emulated_device_allocator& device, std::string_view id) {
+  std::size_t n = 0;
+  for (const issued_work& w : device.issued())
+    if (w.node == id && w.op != "synchronize") ++n;
+  return n;
+}
+
 void set_slot(graph& g, std::string_view id, std::int32_t mem_id, std::int64_t offset) {
   auto& s = g[*find_node(g, id)].outputs[0];
   s.mem_id = mem_id;
@@ -188,6 +213,66 @@ TEST_CASE("executor: a constant cache fills each constant once and gives the sam
     CHECK(d0.live() == 1);  // the cached weight, until the cache goes
   }
   CHECK(d0.live() == 0);
+}
+
+TEST_CASE("executor: a resident copy is made once across executions that share a constant cache") {
+  graph g = placed_resident();
+  const memory_plan plan = plan_for(g);
+  allocator_registry allocators = emulated_registry();
+  auto& d0 = dynamic_cast<failing_allocator&>(allocators.find(cuda_device(0)));
+  auto& device = dynamic_cast<emulated_device_allocator&>(d0.underlying());
+  device.record_issues(true);
+  {
+    constant_cache constants;
+    for (int call = 0; call < 3; ++call) {
+      CAPTURE(call);
+      device.clear_issued();
+      const auto inputs = make_method_inputs(g, allocators, 7);
+      const auto result = execute(g, plan, allocators, test_kernels(), inputs, {.seed = 7, .constants = &constants});
+      // The host reference's results, from the same seeds.
+      CHECK(floats(result.outputs[0]) == expected(7)[0]);
+      CHECK(floats(result.outputs[1]) == expected(7)[1]);
+      // Every execution moves the activations; only the first loads the weight.
+      CHECK(result.copies.h2d.count == 1);
+      CHECK(result.copies.h2d.bytes == 16);
+      CHECK(result.copies.d2h.count == 1);
+      CHECK(result.copies.load.count == (call == 0 ? 1u : 0u));
+      CHECK(result.copies.load.bytes == (call == 0 ? 16u : 0u));
+      CHECK(copies_issued(device, "w@h2d[cuda:0]") == (call == 0 ? 1u : 0u));
+      CHECK(copies_issued(device, "x@h2d") == 1);
+    }
+    CHECK(constants.size() == 2);  // w on the host, and w on cuda:0
+    CHECK(d0.live() == 1);         // the weight on cuda:0, until the cache goes
+  }
+  CHECK(d0.live() == 0);
+}
+
+TEST_CASE("executor: without a constant cache every execution is a load of its own") {
+  graph g = placed_resident();
+  const memory_plan plan = plan_for(g);
+  allocator_registry allocators = emulated_registry();
+  auto& d0 = dynamic_cast<failing_allocator&>(allocators.find(cuda_device(0)));
+  for (int call = 0; call < 2; ++call) {
+    const auto inputs = make_method_inputs(g, allocators, 7);
+    const auto result = execute(g, plan, allocators, test_kernels(), inputs, {7});
+    CHECK(floats(result.outputs[1]) == expected(7)[1]);
+    CHECK(result.copies.h2d.count == 1);
+    CHECK(result.copies.load.count == 1);
+    CHECK(result.copies.load.bytes == 16);
+  }
+  CHECK(d0.live() == 0);
+}
+
+TEST_CASE("executor: a resident copy of what is not a constant is refused, naming the node") {
+  graph g = placed_resident();
+  g[*find_node(g, "x@h2d")].resident = true;
+  const memory_plan plan = plan_for(g);
+  allocator_registry allocators = emulated_registry();
+  const auto inputs = make_method_inputs(g, allocators, 7);
+  constant_cache constants;
+  CHECK_THROWS_WITH(
+      (void)execute(g, plan, allocators, test_kernels(), inputs, {.seed = 7, .constants = &constants}),
+      "node 'x@h2d': resident: a resident copy is made once, at load: it must copy a constant, not the input 'x'");
 }
 
 TEST_CASE("executor: a profile records every node once, in run order, with its kernel or op and a time") {

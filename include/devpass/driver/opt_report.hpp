@@ -100,6 +100,10 @@ inline void print_plan(const devpass::memory_plan& plan) {
     std::cerr << "buffer " << id << ": " << devpass::to_string(b.device) << ", planned " << b.size << " B, lower bound "
               << b.lower_bound << " B, ratio " << text << ", alignment " << b.alignment << "\n";
   }
+  // The constants each device holds outside its arena, loaded once.
+  for (const devpass::resident_memory& r : plan.resident)
+    std::cerr << "resident on " << devpass::to_string(r.device) << ": " << r.bytes << " B in " << r.values
+              << (r.values == 1 ? " constant" : " constants") << ", loaded once, outside the arenas\n";
 }
 
 inline void print_times(const options& o, const devpass::pipeline::phase_timer& timer) {

@@ -4,8 +4,9 @@
 //
 // After device propagation and memory planning devpass knows what a capture needs to know. In the
 // plan's execution order, device work is every node a device stream runs: delegates on a device
-// and the copies (h2d, d2h, d2d). Host work is what the host runs: calls and host delegates.
-// (Inputs, constants and the output node run nothing.)
+// and the copies (h2d, d2h, d2d) made on every execution. Host work is what the host runs: calls
+// and host delegates. (Inputs, constants and the output node run nothing; resident copies run once,
+// when the method is loaded, so no replay holds them.)
 //  - segments: maximal runs of device work with no host work between them, in execution order.
 //    Host work before the first or after the last device work runs outside the replay; host work
 //    between two runs splits the method there, and each split is a reason naming the host node:
@@ -16,7 +17,7 @@
 //    which the executor allocates at every run; `caller_buffer`: a method input or output left on
 //    a device (skip_h2d / skip_d2h) and not planned: the caller's memory changes per call (plan it,
 //    plan_options::plan_device_method_inputs / _outputs, and a call copies into it). Constants
-//    are not blockers: the constant cache keeps them where they were loaded.
+//    and resident copies are not blockers: the constant cache keeps them where they were loaded.
 //  - verdict: not_capturable when there is a blocker; else no_device_work, one_graph, or segments.
 // Shapes are static in devpass.graph/1 (the reader rejects any other), so no value has a dynamic
 // shape. docs/runtime.md, "CUDA graphs: the capturability verdict", explains each reason and how a
@@ -76,10 +77,10 @@ struct capture_verdict {
   std::vector<capture_reason> reasons;  // splits and blockers, in execution order
 };
 
-// What a capture holds: copies and delegates on a device. What splits or blocks it: calls and
-// host delegates.
+// What a capture holds: copies made on every execution and delegates on a device. What splits or
+// blocks it: calls and host delegates.
 [[nodiscard]] inline bool is_device_work(const node& n) {
-  return is_copy(n.op) || (n.op == op_kind::delegate && !n.device.is_host());
+  return (is_copy(n.op) && !n.resident) || (n.op == op_kind::delegate && !n.device.is_host());
 }
 [[nodiscard]] inline bool is_host_work(const node& n) {
   return n.op == op_kind::call || (n.op == op_kind::delegate && n.device.is_host());
@@ -106,7 +107,7 @@ struct capture_verdict {
     const node& p = g[x.producer];
     if (x.output >= p.outputs.size()) return;
     const device at = location_of(g, x);
-    if (at.is_host() || p.op == op_kind::constant || p.outputs[x.output].mem_id) return;
+    if (at.is_host() || p.op == op_kind::constant || p.resident || p.outputs[x.output].mem_id) return;
     if (p.op == op_kind::input || is_method_output(x))
       verdict.reasons.push_back({p.id, capture_cause::caller_buffer,
                                  std::string(p.op == op_kind::input ? "method input" : "method output") + " '" +

@@ -6,7 +6,8 @@
 // What it does (docs/memory-planning.md has the details and the figures):
 //  - order: execution_order(g); lifetimes: compute_lifetimes(g, order) (method inputs live from
 //    step 0, method outputs up to the last step).
-//  - a value lives in the arena of location_of(value). Not planned: constants; method inputs that
+//  - a value lives in the arena of location_of(value). Not planned: constants and resident copies
+//    (loaded once and kept: accounted per device in memory_plan::resident); method inputs that
 //    live on a device (the caller hands them over, skip_h2d) and method outputs left on a device
 //    (skip_d2h) unless plan_options says otherwise. Host method inputs and outputs are planned.
 //  - buffers: mem_id 0 reserved, the cpu arena first when used, then devices in device order.
@@ -278,6 +279,14 @@ inline std::uint64_t place_items(std::vector<plan_item>& items, std::uint64_t lo
   return best_size;
 }
 
+// One more constant value of `bytes` on `at` (devices are few: a scan; sorted at the end).
+inline void add_resident(std::vector<resident_memory>& resident, device at, std::uint64_t bytes) {
+  auto it = std::find_if(resident.begin(), resident.end(), [&](const resident_memory& r) { return r.device == at; });
+  if (it == resident.end()) it = resident.insert(resident.end(), resident_memory{at});
+  it->bytes += bytes;
+  ++it->values;
+}
+
 inline void check_alignment(const char* name, std::uint32_t alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0)
     throw config_error(std::string("plan_options: ") + name + " must be a power of two, got " +
@@ -317,8 +326,11 @@ template <class G>
     for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k) {
       const value_ref value{v, k};
       graph_model<G>::set_buffer(g, value, std::nullopt);
-      if (op == op_kind::constant) continue;
       const device at = location_of(g, value);
+      if (op == op_kind::constant || is_resident(g, v)) {
+        detail::add_resident(plan.resident, at, value_bytes(g, value));
+        continue;
+      }
       const std::size_t index = life.index(value);
       if (!at.is_host()) {
         if (op == op_kind::input && !device_inputs) continue;
@@ -349,6 +361,8 @@ template <class G>
     others[slot] = {};
   }
   devices = std::move(sorted_devices);
+  std::sort(plan.resident.begin(), plan.resident.end(),
+            [](const resident_memory& a, const resident_memory& b) { return a.device < b.device; });
 
   plan.buffers.resize(devices.size() + 1);  // buffers[0]: reserved, mem_id 0
   for (std::size_t b = 0; b < devices.size(); ++b) {

@@ -8,7 +8,10 @@
 //  - input: the caller's tensor, which must live where the input's spec says (a host tensor, or a
 //    device tensor when propagation skipped the input's h2d copy);
 //  - constant: fill_deterministic(seed, node id), on the device it lives on;
-//  - h2d_copy / d2h_copy / d2d_copy: a copy through the allocators, counted per direction;
+//  - h2d_copy / d2h_copy / d2d_copy: a copy through the allocators, counted per direction; a
+//    resident one (a copy of a constant) is made once: with execute_options::constants it is the
+//    cache's entry for that constant on that device, made by the first run and found by the
+//    others, and counted apart (copy_stats::load);
 //  - delegate (on its device) and call (on the host): the registry's kernel when one fits the
 //    node, its host implementation on the host and on emulated devices, its CUDA one on a GPU
 //    (staged through host memory when it has none); else the opaque kernel, and the node is
@@ -98,24 +101,43 @@ class execution {
         arenas_(arenas),
         runner_(g, plan, allocators, kernels, inputs, options, arenas, pending, replay != nullptr) {}
 
+  // Loads the method: runs its constants and resident copies, in plan order, so that the runs
+  // after it find them in the constant cache and move no weight. Needs options.constants. The
+  // resident copies it made: the result's copies.load.
+  execution_result load() {
+    if (options_.constants == nullptr)
+      throw graph_error("", "", "constants", "loading a method needs a constant cache to load into");
+    if (arenas_.size() != plan_.buffers.size()) allocate_arenas(plan_, allocators_, arenas_);
+    const std::vector<vertex> order = plan_.order.empty() ? topological_order(g_) : plan_.order;
+    for (const vertex v : order) {
+      check_live(v);
+      const node& n = g_[v];
+      if (n.op == op_kind::constant || (n.resident && is_copy(n.op))) runner_.run(v);
+    }
+    for (const device d : allocators_.devices()) allocators_.find(d).synchronize();
+    pending_host_reads_.clear();  // waited for just now
+    return std::move(runner_.result());
+  }
+
   execution_result run() {
     const stream_binding streams(allocators_, options_.streams);
     if (arenas_.size() != plan_.buffers.size()) allocate_arenas(plan_, allocators_, arenas_);
     runner_.bind_input_order();
     const std::vector<vertex> order = plan_.order.empty() ? topological_order(g_) : plan_.order;
     if (replay_ != nullptr) {
-      // Inputs and constants first: a method input lives from step 0 (lifetimes.hpp) and graph
-      // mode takes every constant from the cache, so neither can clobber a planned value; and
-      // neither may sit inside a segment, whose nodes run (or replay) together at its first node.
+      // Inputs, constants and resident copies first: a method input lives from step 0
+      // (lifetimes.hpp) and graph mode takes every constant, and every resident copy of one, from
+      // the cache, so none can clobber a planned value; and none may sit inside a segment, whose
+      // nodes run (or replay) together at its first node: a replay copies no weight.
       for (const vertex v : order) {
         check_live(v);
-        if (g_[v].op == op_kind::input || g_[v].op == op_kind::constant) runner_.run(v);
+        if (runs_before_segments(g_[v])) runner_.run(v);
       }
     }
     for (const vertex v : order) {
       check_live(v);
       if (replay_ != nullptr) {
-        if (g_[v].op == op_kind::input || g_[v].op == op_kind::constant) continue;
+        if (runs_before_segments(g_[v])) continue;
         if (const std::int32_t s = replay_->segment_of[v]; s >= 0) {
           replay_segment& segment = replay_->segments[static_cast<std::size_t>(s)];
           if (segment.mode != segment_mode::normal) {
@@ -140,6 +162,12 @@ class execution {
   }
 
  private:
+  // What graph mode runs before its segments, on every run: the method inputs, the constants and
+  // the resident copies (the last two from the cache after the first run).
+  [[nodiscard]] static bool runs_before_segments(const node& n) {
+    return n.op == op_kind::input || n.op == op_kind::constant || (n.resident && is_copy(n.op));
+  }
+
   void check_live(vertex v) const {
     if (v >= boost::num_vertices(g_) || g_[v].erased)
       throw graph_error("", "", "plan.order", "vertex " + std::to_string(v) + " is not a live node");

@@ -33,7 +33,7 @@ struct output_summary {
 
 struct run_report {
   std::vector<output_summary> outputs;
-  copy_stats copies;
+  copy_stats copies;  // per execution by kind; `load`: the resident copies, made once
   bool emulated = true;
   std::string devices_line;               // "devices: cuda" / "devices: emulated (reason)"
   std::vector<std::string> opaque_nodes;  // nodes that fell back to the opaque kernel
@@ -56,12 +56,15 @@ struct run_options {
   report.devices_line = allocators.describe();
   const std::vector<tensor> inputs = make_method_inputs(g, allocators.registry, options.seed);
   execution_result result;
+  copy_stats load;  // the resident copies: made by execute() itself, or by the method when prepared
   if (options.graphs == graph_mode::off) {
     const auto start = std::chrono::steady_clock::now();
     result = execute(g, plan, allocators.registry, kernels, inputs, {options.seed});
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    load = result.copies;
   } else {
     prepared_method method(g, plan, allocators.registry, kernels, {.seed = options.seed, .graphs = options.graphs});
+    load = method.load_copies();
     (void)method.run(inputs);  // records
     const auto start = std::chrono::steady_clock::now();
     result = method.run(inputs);
@@ -71,6 +74,7 @@ struct run_options {
   for (std::size_t i = 0; i < result.outputs.size(); ++i)
     report.outputs.push_back({i, result.outputs[i].spec, checksum(read_to_host(result.outputs[i]))});
   report.copies = result.copies;
+  report.copies.load = load.load;
   report.opaque_nodes = std::move(result.opaque_nodes);
   return report;
 }
@@ -87,7 +91,9 @@ struct run_options {
   return text;
 }
 
-// {"outputs": [{"index","dtype","shape","checksum"}], "copies": {...}, "bytes": {...}, "device", "seconds"}
+// {"outputs": [{"index","dtype","shape","checksum"}], "copies": {...}, "bytes": {...}, "load": {"copies",
+// "bytes"}, "device", "seconds"}: copies and bytes per execution, by kind; load, the resident copies
+// made once when the method was loaded.
 [[nodiscard]] inline std::string to_json(const run_report& r) {
   std::string j = "{\"outputs\": [";
   for (const output_summary& o : r.outputs) {
@@ -100,8 +106,9 @@ struct run_options {
   const copy_stats& c = r.copies;
   j += "], \"copies\": {\"h2d\": " + std::to_string(c.h2d.count) + ", \"d2h\": " + std::to_string(c.d2h.count) +
        ", \"d2d\": " + std::to_string(c.d2d.count) + "}, \"bytes\": {\"h2d\": " + std::to_string(c.h2d.bytes) +
-       ", \"d2h\": " + std::to_string(c.d2h.bytes) + ", \"d2d\": " + std::to_string(c.d2d.bytes) + "}, \"device\": \"" +
-       (r.emulated ? "emulated" : "cuda") + "\", \"seconds\": ";
+       ", \"d2h\": " + std::to_string(c.d2h.bytes) + ", \"d2d\": " + std::to_string(c.d2d.bytes) +
+       "}, \"load\": {\"copies\": " + std::to_string(c.load.count) + ", \"bytes\": " + std::to_string(c.load.bytes) +
+       "}, \"device\": \"" + (r.emulated ? "emulated" : "cuda") + "\", \"seconds\": ";
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.6f", r.seconds);
   return j + seconds + "}";

@@ -240,14 +240,53 @@ class node_runner {
     const tensor_spec& in_spec = spec_of(g_, from);
     if (!in_spec.same_layout(n.outputs[0]))
       throw graph_error("", n.id, "outputs[0]", "a copy's output must have its input's dtype and shape");
-    std::byte* dst = values_.place_output(v, 0);
     const std::uint64_t bytes = n.outputs[0].byte_size();
+    if (n.resident) {
+      run_resident_copy(v, src, location_of(g_, from), bytes);
+      return;
+    }
+    std::byte* dst = values_.place_output(v, 0);
     transfer(dst, location_of(g_, {v, 0}), src.data, location_of(g_, from), bytes, n.id, &n);
     copy_stats::direction& d = n.op == op_kind::h2d_copy   ? result_.copies.h2d
                                : n.op == op_kind::d2h_copy ? result_.copies.d2h
                                                            : result_.copies.d2d;
     ++d.count;
     d.bytes += bytes;
+  }
+
+  // A resident copy: made once, when the method is loaded. With a constant cache its value is the
+  // cache's entry for the constant it copies, on the copy's device: made by this copy the first
+  // time, found by every later run (nothing moves). Without one, the run is a load of its own and
+  // makes it. Either way it is counted apart from the copies of every execution (copy_stats::load).
+  void run_resident_copy(vertex v, const slot& src, device from, std::uint64_t bytes) {
+    const node& n = g_[v];
+    const device where = location_of(g_, {v, 0});
+    const auto load = [&](std::byte* dst) { transfer(dst, where, src.data, from, bytes, n.id); };
+    bool made = true;
+    if (options_.constants != nullptr) {
+      slot& s = values_.values_of(v)[0];
+      s.data = options_.constants->get_or_load(allocator_of(where), n.outputs[0], where, options_.seed, constant_of(v),
+                                               load, &made);
+      s.produced = true;
+    } else {
+      load(values_.place_output(v, 0));
+    }
+    if (made) {
+      ++result_.copies.load.count;
+      result_.copies.load.bytes += bytes;
+    }
+  }
+  // The id of the constant a resident copy's value is: where its chain of resident copies starts.
+  [[nodiscard]] const std::string& constant_of(vertex v) const {
+    vertex at = v;
+    while (g_[at].op != op_kind::constant) {
+      if (!g_[at].resident || !is_copy(g_[at].op))
+        throw graph_error("", g_[v].id, "resident",
+                          "a resident copy is made once, at load: it must copy a constant, not the " +
+                              std::string(to_string(g_[at].op)) + " '" + g_[at].id + "'");
+      at = operands(g_, at).at(0).producer;
+    }
+    return g_[at].id;
   }
 
   void run_kernel(vertex v) {

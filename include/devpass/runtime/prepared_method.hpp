@@ -1,14 +1,16 @@
 // devpass/runtime/prepared_method.hpp — a method ready to run many times: its planned buffers
-// allocated once, its constants loaded once, and, in graph mode, its device work recorded (or
-// captured as CUDA graphs) on the first run and replayed on every later one.
+// allocated once, its constants loaded once, when it is prepared (each constant, and each resident
+// copy of one onto the devices that read it: load_copies()), and, in graph mode, its device work
+// recorded (or captured as CUDA graphs) on the first run and replayed on every later one.
 //
 //   prepared_method m(g, plan, allocators, kernels, {.seed = 7, .graphs = graph_mode::when_capturable});
 //   auto first = m.run(inputs);    // runs node by node, recording each segment of device work
 //   auto later = m.run(inputs2);   // copies inputs2 into their planned buffers, replays the segments
 //
 // Graph mode follows capturability(g, plan) (planning/capturability.hpp): each segment of device
-// work is recorded once and replayed; host work between segments, inputs, constants and the
-// outputs run normally on every run. Method inputs are copied into their planned buffers at every
+// work is recorded once and replayed; host work between segments, inputs, constants (from the
+// cache) and the outputs run normally on every run; resident copies are in no segment: a replay
+// copies no weight. Method inputs are copied into their planned buffers at every
 // run, so new inputs reach the replayed work at the addresses it was recorded with.
 //  - graph_mode::off: node by node on every run (as execute(), but the buffers stay allocated).
 //  - graph_mode::when_capturable: replays what can be replayed; a method the verdict rejects, or a
@@ -81,6 +83,13 @@ class prepared_method {
     if (options_.constants == nullptr) options_.constants = &own_constants_;
     if (options_.graphs != graph_mode::off) choose_segments();
     allocate_arenas(plan_, allocators_, arenas_);  // once, for every run
+    // The weights, once: every constant and resident copy into the cache, where every run finds
+    // them (a cache given with them in it already, by another method, loads nothing again).
+    const execute_options loading{.seed = options_.seed, .constants = options_.constants};
+    load_ = execution(g_, plan_, allocators_, kernels_, {}, loading, arenas_, pending_host_reads_,
+                      replaying() ? &replay_ : nullptr, true)
+                .load()
+                .copies;
   }
   prepared_method(const prepared_method&) = delete;
   prepared_method& operator=(const prepared_method&) = delete;
@@ -109,6 +118,9 @@ class prepared_method {
   // The schedule recorded for segment i on emulated devices (empty before the first run).
   [[nodiscard]] const schedule& recorded_schedule(std::size_t i) const { return replay_.segments.at(i).steps; }
   [[nodiscard]] std::size_t runs() const noexcept { return runs_; }
+  // The resident copies the method made when it was prepared (copy_stats::load): the weights
+  // loaded onto their devices, once. Its runs make none.
+  [[nodiscard]] const copy_stats& load_copies() const noexcept { return load_; }
 
  private:
   [[nodiscard]] bool replaying() const noexcept { return replayed_segments() != 0; }
@@ -147,9 +159,10 @@ class prepared_method {
       const node& n = g_[v];
       const auto stable = [&](value_ref x) {
         // The verdict checked the device values; a host value device work reads or writes needs
-        // a fixed address too: a planned one, or a constant's (graph mode caches them all).
+        // a fixed address too: a planned one, or a constant's or resident copy's (graph mode
+        // caches them all).
         const node& p = g_[x.producer];
-        if (p.op == op_kind::constant || p.outputs.at(x.output).mem_id) return true;
+        if (p.op == op_kind::constant || p.resident || p.outputs.at(x.output).mem_id) return true;
         not_replayable(p.id, which + "cannot be replayed: '" + value_name(g_, x) + "' on " +
                                  to_string(location_of(g_, x)) + " has no planned buffer: " +
                                  (p.op == op_kind::input ? "its address changes with every call"
@@ -228,6 +241,7 @@ class prepared_method {
   capture_verdict verdict_;
   std::vector<std::string> not_replayed_;
   std::size_t runs_ = 0;
+  copy_stats load_;
   replay_state replay_;
   std::vector<pending_host_read> pending_host_reads_;  // copies of a run on a caller's stream
   // Declared last so they are freed first (the cache's tensors and the arenas need the allocators).
