@@ -16,6 +16,8 @@
 
 namespace devpass::testing_support {
 
+// Both policies under 16 flag sets each, and the devpass policy's 8 with copies enabled again with
+// its constants copied on every execution (resident_constants off; the executorch policy ignores it).
 inline std::vector<propagate_options> every_flag_set() {
   std::vector<propagate_options> sets;
   for (const auto policy : {copy_policy::devpass, copy_policy::executorch})
@@ -25,6 +27,12 @@ inline std::vector<propagate_options> every_flag_set() {
                       .skip_h2d_for_method_inputs = (bits & 1) == 0 && (bits & 2) != 0,
                       .skip_d2h_for_method_outputs = (bits & 1) == 0 && (bits & 4) != 0,
                       .elide = (bits & 8) == 0});
+  for (int bits = 0; bits < 16; bits += 2)
+    sets.push_back({.policy = copy_policy::devpass,
+                    .skip_h2d_for_method_inputs = (bits & 2) != 0,
+                    .skip_d2h_for_method_outputs = (bits & 4) != 0,
+                    .elide = (bits & 8) == 0,
+                    .resident_constants = false});
   return sets;
 }
 
@@ -56,6 +64,7 @@ case_count over_every_repository_case(Same&& same) {
       CAPTURE(options.skip_h2d_for_method_inputs);
       CAPTURE(options.skip_d2h_for_method_outputs);
       CAPTURE(options.elide);
+      CAPTURE(options.resident_constants);
       (same(source, options) ? count.accepted : count.refused) += 1;
     }
   }

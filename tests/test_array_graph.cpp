@@ -143,7 +143,11 @@ bool same_through_arrays(const devpass::graph& unsorted, const propagate_options
   propagate_stats stats;
   interop::propagation_arrays result;
   try {
-    stats = propagate_device(ours, options);
+    // The arrays carry no resident mark (array_graph has no `resident` operation): every copy
+    // they hand back is made on every execution, as devpass::graph's with resident_constants off.
+    propagate_options every_execution = options;
+    every_execution.resident_constants = false;
+    stats = propagate_device(ours, every_execution);
   } catch (const std::exception& e) {
     ours_error = e.what();
   }
@@ -203,6 +207,16 @@ TEST_CASE("array graph: ExecuTorch's same-device round trip is elided and report
   const auto d = interop::propagate_arrays(arrays, {.policy = copy_policy::devpass});
   CHECK(d.copies_removed == 0);
   CHECK(d.copy_roles.size() == 2);
+}
+
+TEST_CASE("array graph: a constant's copies are made on every execution: the arrays carry no resident mark") {
+  // x, w -> a = add(x, w) on cuda:0 -> out
+  const std::vector<std::uint8_t> roles{0, 1, 2, 7};
+  const std::vector<device_code> devices{-1, -1, 0, -1};
+  const std::vector<std::uint32_t> outputs{1, 1, 1, 0}, offsets{0, 0, 0, 2, 3}, nodes{0, 1, 2}, slots{0, 0, 0};
+  const auto r = interop::propagate_arrays({roles, devices, outputs, offsets, nodes, slots}, {});
+  CHECK(r.after.h2d == 2);  // x and w
+  CHECK(r.after.resident == 0);
 }
 
 TEST_CASE("array graph: a method input the caller stages on a device is read there, no h2d") {

@@ -50,6 +50,30 @@ TEST_CASE("capturability: a chain of device work between host input and output i
   CHECK(capture_text(g, v) == "capturability: one graph\n  segment 1: 4 nodes, 'x@h2d[cuda:0]' .. 'b@d2h'\n");
 }
 
+TEST_CASE("capturability: a resident copy runs at load, in no segment, and blocks nothing") {
+  graph g = graph_builder{}
+                .input("x", {2, 2})
+                .constant("w", {2, 2})
+                .delegate("a", "cuda:0", "add", {"x", "w"})
+                .output({"a"})
+                .build();
+  const capture_verdict v = judge(g);
+  CHECK(v.kind == capture_kind::one_graph);
+  REQUIRE(v.segments.size() == 1);
+  CHECK(ids(g, v.segments[0]) == std::vector<std::string>{"x@h2d[cuda:0]", "a", "a@d2h"});
+  CHECK(v.reasons.empty());
+  graph per_execution = graph_builder{}
+                            .input("x", {2, 2})
+                            .constant("w", {2, 2})
+                            .delegate("a", "cuda:0", "add", {"x", "w"})
+                            .output({"a"})
+                            .build();
+  const capture_verdict copied = judge(per_execution, {.resident_constants = false});
+  REQUIRE(copied.segments.size() == 1);
+  CHECK(ids(per_execution, copied.segments[0]) ==
+        std::vector<std::string>{"x@h2d[cuda:0]", "w@h2d[cuda:0]", "a", "a@d2h"});
+}
+
 TEST_CASE("capturability: host work between device work splits the method, naming the host node and why") {
   // s reads a's value through a d2h (the host waits); t does host work of its own; then device work again.
   graph g = graph_builder{}

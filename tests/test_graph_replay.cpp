@@ -404,6 +404,66 @@ TEST_CASE("graph replay: a segment between host work is replayed alone and the h
   CHECK(kernels.streams["s"].size() == 3);
 }
 
+TEST_CASE("graph replay: a prepared method loads each resident constant once, and no run or replay copies a weight") {
+  // w is read on cuda:0 and cuda:1: the devpass policy loads it onto each, once.
+  const graph original = graph_builder{}
+                             .input("x", {4})
+                             .constant("w", {4})
+                             .delegate("a", "cuda:0", "add", {"x", "w"})
+                             .delegate("b", "cuda:1", "add", {"a", "w"})
+                             .output({"b"})
+                             .build();
+  graph g = original;
+  (void)propagate_device(g);
+  REQUIRE(count_copies(g).resident == 2);
+  const memory_plan plan = plan_memory(g);
+  emulated_two_devices devices;
+  kernel_registry kernels;
+  register_builtin_kernels(kernels);
+  graph host = original;
+  map_to_host(host);
+  const auto weight_copies = [&] {
+    std::size_t n = 0;
+    for (const auto* d : {devices.d0, devices.d1})
+      for (const issued_work& w : d->issued())
+        if (w.node.starts_with("w@") && w.op != "synchronize") ++n;
+    return n;
+  };
+  for (const graph_mode mode : {graph_mode::off, graph_mode::required}) {
+    CAPTURE(to_string(mode));
+    devices.clear();
+    constant_cache weights;
+    prepared_method method(g, plan, devices.registry, kernels, {.seed = 5, .constants = &weights, .graphs = mode});
+    // Loaded when prepared: one copy of w onto each device.
+    CHECK(method.load_copies().load.count == 2);
+    CHECK(method.load_copies().load.bytes == 32);
+    CHECK(weight_copies() == 2);
+    if (mode == graph_mode::required) {
+      CHECK(method.replayed_segments() == 1);
+      for (const vertex v : method.verdict().segments.at(0).nodes) CHECK_FALSE(g[v].resident);
+    }
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      CAPTURE(seed);
+      devices.clear();
+      const auto inputs = make_method_inputs(g, devices.registry, seed);
+      const execution_result run = method.run(inputs);
+      CHECK(weight_copies() == 0);
+      CHECK(run.copies.load.count == 0);
+      CHECK(run.copies.h2d.count == 1);  // x
+      CHECK(run.copies.d2d.count == 1);  // a, to cuda:1
+      const execution_result reference = execute(host, memory_plan{}, devices.registry, kernels,
+                                                 make_method_inputs(host, devices.registry, seed), {.seed = 5});
+      CHECK(bytes_of(run) == bytes_of(reference));
+    }
+    if (mode == graph_mode::required)
+      for (const schedule_step& step : method.recorded_schedule(0).steps)
+        CHECK((step.op == nullptr || !step.op->resident));
+    // Another method given the same cache finds the weights there and loads nothing.
+    prepared_method again(g, plan, devices.registry, kernels, {.seed = 5, .constants = &weights, .graphs = mode});
+    CHECK(again.load_copies().load.count == 0);
+  }
+}
+
 TEST_CASE("graph replay: run_graph in graph mode reports the replayed run, with the checksums of a normal one") {
   kernel_registry kernels;
   register_builtin_kernels(kernels);

@@ -227,6 +227,49 @@ TEST_CASE("plan_memory: buffers per device, ids reserved and ordered") {
   CHECK(check_plan(g, plan) == 4);
 }
 
+TEST_CASE("plan_memory: constants and their resident copies are held per device, outside the arenas") {
+  // w (32 B) is read by a delegate on cuda:0, one on cuda:1 and a host call: after propagation
+  // it lives on the host and, by one resident copy each, on both devices.
+  const auto make = [] {
+    graph g;
+    const vertex x = add_node(g, {.id = "x", .op = op_kind::input, .outputs = {f32(4)}});
+    const vertex w = add_node(g, {.id = "w", .op = op_kind::constant, .outputs = {f32(8)}});
+    const vertex d0 = add_node(
+        g, {.id = "d0", .op = op_kind::delegate, .device = cuda_device(0), .kernel = "k", .outputs = {f32(4)}});
+    const vertex d1 = add_node(
+        g, {.id = "d1", .op = op_kind::delegate, .device = cuda_device(1), .kernel = "k", .outputs = {f32(4)}});
+    const vertex r = add_node(g, {.id = "r", .op = op_kind::call, .kernel = "k", .outputs = {f32(4)}});
+    const vertex out = add_node(g, {.id = "out", .op = op_kind::output});
+    connect(g, {x, 0}, d0, 0);
+    connect(g, {w, 0}, d0, 1);
+    connect(g, {d0, 0}, d1, 0);
+    connect(g, {w, 0}, d1, 1);
+    connect(g, {d1, 0}, r, 0);
+    connect(g, {w, 0}, r, 1);
+    connect(g, {r, 0}, out, 0);
+    return g;
+  };
+  graph g = make();
+  (void)propagate_device(g);
+  REQUIRE(count_copies(g).resident == 2);
+  const memory_plan plan = plan_memory(g);
+  CHECK(plan.resident ==
+        std::vector<resident_memory>{{cpu_device, 32, 1}, {cuda_device(0), 32, 1}, {cuda_device(1), 32, 1}});
+  for (const auto v : boost::make_iterator_range(boost::vertices(g)))
+    if (g[v].resident || g[v].op == op_kind::constant) CHECK_FALSE(g[v].outputs[0].mem_id);
+  CHECK(check_plan(g, plan) > 0);
+  // Copied on every execution instead, the weight's copies are values of the cuda arenas.
+  graph copied = make();
+  (void)propagate_device(copied, {.resident_constants = false});
+  const memory_plan per_execution = plan_memory(copied);
+  CHECK(per_execution.resident == std::vector<resident_memory>{{cpu_device, 32, 1}});
+  REQUIRE(plan.buffer_count() == 3);
+  REQUIRE(per_execution.buffer_count() == 3);
+  CHECK(plan.buffers[1].size == per_execution.buffers[1].size);
+  // (each 32-byte copy takes 256 bytes of its arena: the device alignment)
+  for (std::size_t b = 2; b <= 3; ++b) CHECK(plan.buffers[b].lower_bound + 256 == per_execution.buffers[b].lower_bound);
+}
+
 TEST_CASE("plan_memory: values alive together never overlap, values apart reuse memory") {
   // chain a -> b -> c -> d: a and c never meet, so c reuses a's bytes.
   graph g;

@@ -67,6 +67,26 @@ TEST_CASE("moe_decode: per decode step devpass moves no KV-cache bytes and fewer
   }
 }
 
+TEST_CASE(
+    "moe_decode: the weights are loaded onto the device once; without resident constants every call copies them") {
+  const model_config c = small_model();
+  const auto prompt = make_prompt(c, 4, 7);
+  const generation reference = generate(c, prompt, new_tokens, host_reference_options());
+  const generation ours = generate(c, prompt, new_tokens, devpass_options());
+  const generation copied = generate(c, prompt, new_tokens, devpass_weights_every_call_options());
+  CHECK(copied.tokens == reference.tokens);
+  // Prefill loads every weight (decode reads the same ones, from the shared cache).
+  REQUIRE(ours.weights_loaded.count > 0);
+  CHECK(ours.prefill.copies.load.count == ours.weights_loaded.count);
+  CHECK(copied.weights_loaded.count == 0);
+  REQUIRE(copied.decode.size() == ours.decode.size());
+  for (std::size_t i = 0; i < ours.decode.size(); ++i) {
+    INFO("decode step " << i + 1);
+    CHECK(ours.decode[i].copies.load.count == 0);
+    CHECK(copied.decode[i].copies.h2d.bytes == ours.decode[i].copies.h2d.bytes + ours.weights_loaded.bytes);
+  }
+}
+
 TEST_CASE("moe_decode: without skip flags the KV cache crosses the bus every step") {
   const model_config c = small_model();
   run_options o = devpass_options();
@@ -106,6 +126,8 @@ TEST_CASE("moe_decode: in graph mode, with the caches planned, decode replays on
   planned.graphs = devpass::runtime::graph_mode::required;
   const generation replayed = generate(c, prompt, new_tokens, planned);
   CHECK(replayed.replayed_segments == 1);
+  CHECK(replayed.weights_loaded.count > 0);  // when the methods were prepared, once
+  for (const call_record& r : replayed.decode) CHECK(r.copies.load.count == 0);
   CHECK(replayed.tokens == reference.tokens);
   CHECK(replayed.opaque_nodes.empty());
 }

@@ -460,6 +460,107 @@ TEST_CASE("propagate: a constant that already lives on the device is read direct
   }
 }
 
+// Constants where they are read (propagate_options::resident_constants, on by default): under
+// the devpass policy a constant's copy to each device that reads it is resident, made once at load.
+namespace {
+// x, w -> d0 = add(x, w) on cuda:0 -> d1 = add(d0, w) on cuda:1 -> r = add(d1, w) on the host -> out.
+graph weight_on_two_devices_and_the_host() {
+  return graph_builder{}
+      .input("x", {2, 2})
+      .constant("w", {2, 2})
+      .delegate("d0", "cuda:0", "add", {"x", "w"})
+      .delegate("d1", "cuda:1", "add", {"d0", "w"})
+      .call("r", "add", {"d1", "w"})
+      .output({"r"})
+      .build();
+}
+}  // namespace
+
+TEST_CASE("propagate/resident constants: a constant read by two devices and the host is loaded onto each device once") {
+  graph g = weight_on_two_devices_and_the_host();
+  const propagate_stats stats = propagate_device(g);
+  CHECK(verify(g).ok());
+  const node &on0 = producer_of(g, "d0", 1), &on1 = producer_of(g, "d1", 1);
+  CHECK(on0.id == "w@h2d[cuda:0]");
+  CHECK(on0.resident);
+  CHECK(on1.id == "w@h2d[cuda:1]");
+  CHECK(on1.resident);
+  CHECK(producer_of(g, "r", 1).id == "w");  // the host keeps reading the constant itself
+  // What moves on every execution is the activations: x in, d0 across, d1 out.
+  CHECK_FALSE(producer_of(g, "d0", 0).resident);
+  CHECK_FALSE(producer_of(g, "d1", 0).resident);
+  CHECK_FALSE(producer_of(g, "r", 0).resident);
+  const copy_census c = count_copies(g);
+  CHECK(stats.after == c);
+  CHECK(c.h2d == 1);
+  CHECK(c.d2d == 1);
+  CHECK(c.d2h == 1);
+  CHECK(c.bytes() == 3 * 16);
+  CHECK(c.resident == 2);
+  CHECK(c.resident_bytes == 2 * 16);
+  CHECK(c.copies() == 5);
+  CHECK_COPIES(g, 3, 1, 1);  // copy nodes of each kind, resident ones included
+  CHECK(resident_loads(g) == std::vector<resident_load>{{cuda_device(0), 1, 16}, {cuda_device(1), 1, 16}});
+  // Propagating the result again changes nothing.
+  graph again = g;
+  propagate_device(again);
+  CHECK_SAME_GRAPH(again, g);
+}
+
+TEST_CASE("propagate/resident constants: off, the same copies, none resident: each made on every execution") {
+  graph on = weight_on_two_devices_and_the_host(), off = on;
+  propagate_device(on);
+  const propagate_stats stats = propagate_device(off, {.resident_constants = false});
+  CHECK(stats.after.resident == 0);
+  CHECK(stats.after.h2d == 3);
+  CHECK(stats.after.bytes() == 5 * 16);
+  // The same copies, read by the same slots: only the marks differ.
+  for (const auto v : boost::make_iterator_range(boost::vertices(on))) on[v].resident = false;
+  CHECK_SAME_GRAPH(on, off);
+}
+
+TEST_CASE(
+    "propagate/resident constants: the executorch policy copies constants per delegate slot, on every execution") {
+  graph on = weight_on_two_devices_and_the_host(), off = on;
+  propagate_device(on, executorch());
+  propagate_device(off, {.policy = copy_policy::executorch, .resident_constants = false});
+  CHECK_SAME_GRAPH(on, off);
+  CHECK(count_copies(on).resident == 0);
+  CHECK(count_copies(on).h2d == 4);  // x, w for d0; w for d1; d0 through the host to cuda:1
+}
+
+TEST_CASE("propagate/resident constants: a constant the file places on cuda:0 is loaded once where else it is read") {
+  graph g = weight_on_two_devices_and_the_host();
+  mark(g, "w", cuda_device(0));
+  g[*find_node(g, "w")].device = cuda_device(0);
+  run(g, {});
+  CHECK(producer_of(g, "d0", 1).id == "w");  // on its own device it is read directly
+  const node& peer = producer_of(g, "d1", 1);
+  CHECK(peer.op == op_kind::d2d_copy);
+  CHECK(peer.resident);
+  const node& back = producer_of(g, "r", 1);
+  CHECK(back.op == op_kind::d2h_copy);
+  CHECK(back.resident);
+  CHECK(count_copies(g).resident == 2);
+  CHECK(resident_loads(g) == std::vector<resident_load>{{cpu_device, 1, 16}, {cuda_device(1), 1, 16}});
+}
+
+TEST_CASE("propagate/resident constants: a copy the file holds stays as the file says") {
+  // The file copies w to cuda:0 on every execution already; the pass reuses that copy as it is.
+  graph g = graph_builder{}
+                .input("x", {2, 2})
+                .constant("w", {2, 2})
+                .h2d_copy("w_up", "cuda:0", "w")
+                .delegate("d0", "cuda:0", "add", {"x", "w_up"})
+                .delegate("d1", "cuda:0", "add", {"d0", "w"})
+                .output({"d1"})
+                .build();
+  run(g, {});
+  CHECK(producer_of(g, "d1", 1).id == "w_up");
+  CHECK_FALSE(producer_of(g, "d1", 1).resident);
+  CHECK(count_copies(g).resident == 0);
+}
+
 // Values a file places on a device (outside ExecuTorch's graphs; docs/device-propagation.md,
 // "Values placed by the file"). The first three are cases fuzzing found
 // (fuzz/regressions/propagate/).

@@ -85,7 +85,7 @@ case $mode in
   propagate)
     for policy in executorch devpass; do
       for flags in "" "--skip-h2d-for-method-inputs" "--skip-d2h-for-method-outputs" \
-                   "--skip-h2d-for-method-inputs --skip-d2h-for-method-outputs" "--no-elide"; do
+                   "--skip-h2d-for-method-inputs --skip-d2h-for-method-outputs" "--no-elide" "--no-resident-constants"; do
         # shellcheck disable=SC2086
         "$opt" --propagate-device --policy=$policy $flags --verify-each --plan-memory --stats "$graph" \
           -o "$work/out.json" >"$work/stdout" 2>"$work/stderr"

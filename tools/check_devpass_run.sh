@@ -2,7 +2,8 @@
 # CTest driver for devpass-run (tools/CMakeLists.txt adds one test per sample graph in tests/data/graphs):
 #   check_devpass_run.sh <devpass-run> <work-dir> <graph.json>
 #       the output checksums of the pipeline equal the host reference's, for both policies,
-#       with and without the skip flags and elision (ExecuTorch's skip_h2d may reject a graph).
+#       with and without the skip flags, elision and resident constants (ExecuTorch's skip_h2d may
+#       reject a graph).
 #   check_devpass_run.sh <devpass-run> <work-dir> too_large <graph.json>
 #       a graph whose values need more memory than the host has: exit 1 naming the node.
 #   check_devpass_run.sh <devpass-run> <work-dir> usage
@@ -33,7 +34,7 @@ fi
 checksums "$work/reference.json" >"$work/reference.sums"
 [ -s "$work/reference.sums" ] || fail "the host reference printed no checksum"
 for policy in executorch devpass; do
-  for flags in "" "--skip-h2d-for-method-inputs --skip-d2h-for-method-outputs" "--no-elide"; do
+  for flags in "" "--skip-h2d-for-method-inputs --skip-d2h-for-method-outputs" "--no-elide" "--no-resident-constants"; do
     # shellcheck disable=SC2086
     "$run" --policy=$policy $flags "$graph" >"$work/out.json" 2>"$work/stderr"
     rc=$?

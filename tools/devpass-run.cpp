@@ -2,10 +2,11 @@
 // the builtin kernels (the opaque kernel for the rest) on deterministic inputs and constants.
 //
 //   devpass-run [--policy=executorch|devpass] [--skip-h2d-for-method-inputs]
-//               [--skip-d2h-for-method-outputs] [--no-elide] [--seed N] [--host-reference]
-//               [--verbose] <in.json|->
+//               [--skip-d2h-for-method-outputs] [--no-elide] [--no-resident-constants] [--seed N]
+//               [--host-reference] [--verbose] <in.json|->
 //
-// Prints one JSON object on standard output (runtime::to_json); the "devices: ..." line and, with
+// Prints one JSON object on standard output (runtime::to_json): the copies of one execution, and the
+// resident copies made once when the method was loaded; the "devices: ..." line and, with
 // --verbose, the nodes that ran the opaque kernel go to standard error. --host-reference runs the
 // original graph with every device mapped to the host and no copies: its checksums are what the
 // pipeline's must equal. Exit codes: 0 ok, 1 bad input or failed run, 2 usage error.
@@ -29,8 +30,8 @@ namespace {
 
 constexpr std::string_view usage =
     "usage: devpass-run [--policy=executorch|devpass] [--skip-h2d-for-method-inputs]\n"
-    "                   [--skip-d2h-for-method-outputs] [--no-elide] [--seed N] [--host-reference]\n"
-    "                   [--verbose] <in.json|->\n";
+    "                   [--skip-d2h-for-method-outputs] [--no-elide] [--no-resident-constants] [--seed N]\n"
+    "                   [--host-reference] [--verbose] <in.json|->\n";
 
 struct usage_error {
   std::string message;
@@ -71,6 +72,8 @@ options parse(int argc, char** argv) {
       o.propagate.skip_d2h_for_method_outputs = true;
     else if (arg == "--no-elide")
       o.propagate.elide = false;
+    else if (arg == "--no-resident-constants")
+      o.propagate.resident_constants = false;
     else if (arg == "--host-reference")
       o.host_reference = true;
     else if (arg == "--verbose")

@@ -5,8 +5,9 @@
 // and return (next: i64 [t], kv_cache_0'..): `next[t-1]` is the greedy next token; the caches are
 // method inputs and outputs so they can stay on the device between calls.
 //
-// Every weight is a `constant` on cuda:0 (as a delegate's weights live on its device); every op
-// of the model is a delegate on cuda:0 running a builtin kernel (runtime/kernels/builtin.hpp):
+// Every weight is a `constant` on the host, as an exported model holds them (device propagation
+// decides where they live: the devpass policy loads each onto cuda:0 once, a resident copy); every
+// op of the model is a delegate on cuda:0 running a builtin kernel (runtime/kernels/builtin.hpp):
 //   embedding -> per layer:  attention block  rms_norm, matmul q/k/v, rotary q/k, attention
 //                                             (KV cache), matmul out, add (residual)
 //                            MoE block        rms_norm, matmul router, top_k_routing,
@@ -24,7 +25,7 @@
 
 namespace moe_decode {
 
-// A dense tensor spec; `where` when the value's device is fixed up front (weights).
+// A dense tensor spec; `where` when the value's device is fixed up front.
 [[nodiscard]] inline devpass::tensor_spec spec(devpass::dtype type, std::vector<std::int64_t> shape,
                                                std::optional<devpass::device> where = std::nullopt) {
   devpass::tensor_spec s;
@@ -47,7 +48,7 @@ struct model_config {
   [[nodiscard]] devpass::tensor_spec cache_spec() const { return spec(devpass::dtype::float32, {2, max_seq, d_model}); }
 };
 
-// The device every delegate and weight is placed on.
+// The device every delegate is placed on.
 inline constexpr devpass::device model_device = devpass::cuda_device(0);
 
 namespace detail {
@@ -63,8 +64,7 @@ class builder {
   devpass::value_ref weight(std::string id, std::vector<std::int64_t> shape) {
     return {devpass::add_node(g, {.id = std::move(id),
                                   .op = devpass::op_kind::constant,
-                                  .device = model_device,
-                                  .outputs = {spec(devpass::dtype::float32, std::move(shape), model_device)}}),
+                                  .outputs = {spec(devpass::dtype::float32, std::move(shape))}}),
             0};
   }
   devpass::vertex op(devpass::op_kind kind, std::string id, std::string kernel, std::vector<devpass::value_ref> inputs,

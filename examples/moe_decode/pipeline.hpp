@@ -48,6 +48,13 @@ struct run_options {
   o.propagation.skip_h2d_for_method_inputs = o.propagation.skip_d2h_for_method_outputs = true;
   return o;
 }
+// The devpass policy with its weights copied to the device on every call instead of loaded once
+// (propagate_options::resident_constants off: devpass-opt's --no-resident-constants).
+[[nodiscard]] inline run_options devpass_weights_every_call_options() {
+  run_options o = devpass_options();
+  o.propagation.resident_constants = false;
+  return o;
+}
 [[nodiscard]] inline run_options executorch_no_elide_options() {
   run_options o = devpass_options();
   o.propagation.policy = devpass::copy_policy::executorch;
@@ -73,7 +80,7 @@ struct prepared_method {
 [[nodiscard]] prepared_method prepare(devpass::graph g, const run_options& o);
 
 struct call_record {
-  rt::copy_stats copies;               // executed copy nodes plus the caller's uploads
+  rt::copy_stats copies;               // executed copy nodes plus the caller's uploads; `load`: resident copies made
   std::uint64_t kv_cache_bytes = 0;    // of those, bytes that moved a KV cache
   double seconds = 0;                  // wall time of the call (uploads, execute, reading the token)
   std::vector<rt::node_time> profile;  // per node, when run_options::profile
@@ -89,6 +96,9 @@ struct generation {
   std::string devices;                    // "devices: cuda" or "devices: emulated (why)"
   std::vector<std::string> opaque_nodes;  // nodes no builtin kernel fitted (expected: none)
   std::size_t replayed_segments = 0;      // graph mode: segments each decode call replays
+  // The resident copies made in the whole generation: the weights loaded onto the device once,
+  // shared by both methods (none when every call copies them).
+  rt::copy_stats::direction weights_loaded;
 };
 
 // A deterministic prompt of `length` token ids.

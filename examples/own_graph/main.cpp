@@ -87,11 +87,14 @@ int main() {
   check(counters.rewrites == 1 && g[sample].op == opcode::kernel && g[sample].device == mycc::encode(gpu1),
         "the compiler's rule moved `sample` onto cuda:1");
 
-  // devpass's own policy: one h2d per host value and device (w is uploaded once for embed and
-  // attn), a d2d for attn -> logits, a d2h per device value read on the host: the embedding for
-  // the logger and the 8-byte token, not the 4 KiB logits.
+  // devpass's own policy: one h2d per host value and device, a d2d for attn -> logits, a d2h per
+  // device value read on the host: the embedding for the logger and the 8-byte token, not the
+  // 4 KiB logits. The weight w is uploaded to cuda:0 once, for embed and attn, and only once: a
+  // resident copy, made at load (the IR stores the mark: its optional `resident` operation).
   const devpass::propagate_stats stats = devpass::propagate_device(g);
-  check(stats.after.h2d == 2 && stats.after.d2d == 1 && stats.after.d2h == 2, "2 h2d, 1 d2d, 2 d2h copies");
+  check(stats.after.h2d == 1 && stats.after.d2d == 1 && stats.after.d2h == 2,
+        "1 h2d, 1 d2d, 2 d2h copies per execution");
+  check(stats.after.resident == 1 && stats.after.resident_bytes == 4096, "w loaded onto cuda:0 once, at load");
   check(stats.after.d2h_bytes == 4096 + 8, "the d2h copies move 4104 bytes");
   check(devpass::verify_devices(g).ok(), "every value is read where it lives");
   const auto logits_input = devpass::operand(g, logits, 0);
@@ -104,9 +107,11 @@ int main() {
   bool all_planned = true;
   for (vertex v = 0; v < boost::num_vertices(g); ++v)
     for (std::uint16_t k = 0; k < g[v].value_count; ++k)
-      if (g[v].op != opcode::weight)
+      if (g[v].op != opcode::weight && !g[v].resident)
         all_planned = all_planned && g[boost::graph_bundle].values[g[v].first_value + k].mem_id > 0;
-  check(all_planned, "every value but the weight has a buffer");
+  check(all_planned, "every value but the weight and its resident copy has a buffer");
+  check(plan.resident.size() == 2 && plan.resident[1].device == gpu0 && plan.resident[1].bytes == 4096,
+        "the weight is held on the host and on cuda:0, outside the arenas");
   std::printf("%zu vertices of %zu bytes, %zu copies, arenas:", boost::num_vertices(g), sizeof(mycc::op_node),
               stats.after.copies());
   for (std::size_t b = 1; b < plan.buffers.size(); ++b)

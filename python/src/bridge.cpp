@@ -42,6 +42,9 @@ nb::dict census(const copy_census& c) {
   d["h2d"] = c.h2d;
   d["d2h"] = c.d2h;
   d["d2d"] = c.d2d;
+  // Resident copies (made once, at load): none through the arrays, which carry no such mark, so
+  // the bridge's weights stay where ExecuTorch puts them; the key says so rather than leave it out.
+  d["resident"] = c.resident;
   return d;
 }
 

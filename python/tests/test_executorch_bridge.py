@@ -261,7 +261,7 @@ def test_devpass_shares_the_copy_of_a_value_two_delegates_read():
     theirs, _ = _emit("shared_input/device_aware", "default")
     assert _copies(theirs) == (4, 2)  # a, b; a again, c*2 — and both outputs back
     assert _copies(ours) == (3, 2)  # one copy of a serves both delegates
-    assert passes[0].last_census["after"] == {"h2d": 3, "d2h": 2, "d2d": 0}
+    assert passes[0].last_census["after"] == {"h2d": 3, "d2h": 2, "d2d": 0, "resident": 0}
 
 
 def test_devpass_lowers_a_device_to_device_move_to_d2h_then_h2d():

@@ -80,7 +80,9 @@ def _opt_census(path, *flags):
     assert done.returncode == 0, done.stderr
     last = [line for line in done.stderr.splitlines() if line.startswith("copies:")][-1]
     h2d, d2h, d2d = (int(x) for x in re.findall(r"(?:h2d|d2h|d2d) (\d+)", last))
-    return {"h2d": h2d, "d2h": d2h, "d2d": d2d}
+    # The resident copies (constants loaded once) have a line of their own, when there are any.
+    resident = [int(m.group(1)) for line in done.stderr.splitlines() if (m := re.match(r"resident: (\d+) cop", line))]
+    return {"h2d": h2d, "d2h": d2h, "d2d": d2d, "resident": resident[-1] if resident else 0}
 
 
 FLAG_SETS = {

@@ -74,7 +74,8 @@ enum class copy_naming : std::uint8_t { after_value, after_value_and_device, aft
 // output laid out as `source` (its dtype and shape) and marked on the device the copy writes
 // (`side`, or cpu for a d2h_copy), no planned buffer. The pass connects it to `source`.
 // `resident`: the copy is made once, when the method is loaded, and its value stays where it put
-// it for every execution (a copy of a constant; docs/file-format.md, "Nodes"). A model that has no `resident` operation cannot store it and makes an ordinary copy,
+// it for every execution (a copy of a constant; docs/device-propagation.md, "Constants where they
+// are read"). A model that has no `resident` operation cannot store it and makes an ordinary copy,
 // made on every execution: the graph stays correct, only the bytes are moved each time.
 struct copy_request {
   op_kind kind = op_kind::h2d_copy;

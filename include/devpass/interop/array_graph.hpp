@@ -11,7 +11,10 @@
 // Inside, the arrays become a lean graph model (array_graph: 28 bytes a vertex, values in a side
 // table, the node's index kept as its origin) that propagate_device runs on directly. What comes
 // back (propagation_arrays) names nodes by index: 0..n-1 are the caller's, n + k is the k-th
-// surviving copy, in the order a caller should create them (a copy's source is earlier).
+// surviving copy, in the order a caller should create them (a copy's source is earlier). The
+// model has no `resident` operation (graph_model.hpp): every copy it hands back is made on every
+// execution, whatever propagate_options::resident_constants says, so a caller's weights stay
+// where its own runtime puts them (the ExecuTorch bridge).
 #pragma once
 
 #include <cstdint>

@@ -23,7 +23,7 @@ BOOST_HANA_ADAPT_STRUCT(devpass::propagate_knobs, share_copies, elide_round_trip
                         fuse_executorch_copies, fuse_shared_copies);
 // The run-time knobs, in the order the command line lists them.
 BOOST_HANA_ADAPT_STRUCT(devpass::propagate_options, policy, skip_h2d_for_method_inputs, skip_d2h_for_method_outputs,
-                        enable_non_cpu_memory_planning, elide);
+                        enable_non_cpu_memory_planning, elide, resident_constants);
 
 namespace devpass::reflection {
 
@@ -38,6 +38,7 @@ inline constexpr knob_help propagate_option_help[] = {
     {"skip_d2h_for_method_outputs", "method outputs stay on their device (no d2h)"},
     {"enable_non_cpu_memory_planning", "ExecuTorch's legacy mode: no copies, device tags only"},
     {"elide", "keep h2d_copy(d2h_copy(x)) round trips"},
+    {"resident_constants", "devpass policy: copy constants on every execution, not once to each device at load"},
 };
 inline constexpr knob_help propagate_knob_help[] = {
     {"share_copies", "the devpass copy sharing (one copy per value and device); false: ExecuTorch's copies"},

@@ -19,13 +19,18 @@ enum class copy_policy { executorch, devpass };
 // user of its PropagateDevicePass finds them: enable_non_cpu_memory_planning switches device
 // propagation itself (copies, placement) on, not only planning, as in ExecuTorch (off: its legacy
 // mode, delegate devices tagged and nothing else); `elide` is the run-time switch of the phase the
-// compile-time knob elide_round_trips compiles in.
+// compile-time knob elide_round_trips compiles in. `resident_constants` is devpass's own: under
+// the devpass policy a constant lives on each device that reads it, its copy there made once, when
+// the method is loaded (a resident copy), not on every execution; off, for device memory that cannot
+// hold the weights, they are copied on every execution. The executorch policy copies
+// them per execution either way (ExecuTorch's semantics).
 struct propagate_options {
   copy_policy policy = copy_policy::devpass;
   bool enable_non_cpu_memory_planning = true;
   bool skip_h2d_for_method_inputs = false;
   bool skip_d2h_for_method_outputs = false;
   bool elide = true;
+  bool resident_constants = true;
 };
 
 // A compile-time policy's knobs: which phases are compiled in. One struct, so a knob is named

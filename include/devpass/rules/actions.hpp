@@ -6,6 +6,8 @@
 //           | copy_into_use<K>(x, at)      on_use roots: a new copy of kind K of `x` feeds the
 //                                          matched slot; its device is where `at` runs
 //           | share_copy_into_use<K>(x, at) the same, reusing an existing K copy of `x` to that device
+//                                          (resident, made once at load, for a constant's value
+//                                          where the options say resident_constants)
 //           | copy_after<K>(x, moves)      a copy of `x` (one per value: reused if present) takes over
 //                                          the uses for which moves(ctx, use) is true
 //           | place_on(x, at)              records that value `x` lives where `at` runs (an input's
@@ -62,20 +64,34 @@ std::optional<vertex> find_copy(Ctx& ctx, value_ref value, device side) {
 // A copy of `value` made through the context (graph_model.hpp, copy_request), remembered in the
 // copy index when the value has many uses, so find_copy finds it without a scan.
 template <op_kind Kind, class Ctx>
-vertex make_copy(Ctx& ctx, value_ref value, device side, copy_naming naming, devpass::use site = {}) {
+vertex make_copy(Ctx& ctx, value_ref value, device side, copy_naming naming, devpass::use site = {},
+                 bool resident = false) {
   static_assert(is_copy(Kind), "devpass: copy actions take h2d_copy, d2h_copy or d2d_copy");
-  const vertex copy = ctx.add_copy(copy_request{Kind, side, value, naming, site});
+  const vertex copy = ctx.add_copy(copy_request{Kind, side, value, naming, site, resident});
   if (naming != copy_naming::after_use && boost::out_degree(value.producer, ctx.g) > copy_index_min_uses)
     ctx.copies.remember(value, Kind, side, copy);
   return copy;
 }
+// Whether a shared copy of `value` is made resident: once, when the method is loaded, not on every
+// execution. A constant's value is the same on every execution, so where the options ask for it
+// (propagate_options::resident_constants) its one copy per device is loaded there once: the
+// constant lives on each device that reads it. Options without the knob make every copy per execution.
+template <class Ctx>
+bool copies_resident(const Ctx& ctx, value_ref value) {
+  if constexpr (requires { static_cast<bool>(ctx.options.resident_constants); })
+    return ctx.options.resident_constants && is_constant_value(ctx.g, value);
+  else
+    return false;
+}
 // The Kind copy of `value` to `side` that a shared copy action feeds its use from: the one there
-// is, else a new one named after the value (and the device, but for a d2h: one per value).
+// is, else a new one named after the value (and the device, but for a d2h: one per value),
+// resident when copies_resident says so.
 template <op_kind Kind, class Ctx>
 vertex shared_copy(Ctx& ctx, value_ref value, device side) {
   if (const std::optional<vertex> found = find_copy<Kind>(ctx, value, side)) return *found;
   return make_copy<Kind>(ctx, value, side,
-                         Kind == op_kind::d2h_copy ? copy_naming::after_value : copy_naming::after_value_and_device);
+                         Kind == op_kind::d2h_copy ? copy_naming::after_value : copy_naming::after_value_and_device, {},
+                         copies_resident(ctx, value));
 }
 }  // namespace detail
 
