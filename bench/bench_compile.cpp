@@ -5,6 +5,8 @@
 //     another TU;
 //   - the devpass policy's job written by hand on the same graph, and the framework compiled for
 //     that policy alone: the floor under the pipeline's goal;
+//   - the default pipeline's whole job written by hand on the same graph (both policies chosen at
+//     run time, the pass's checks and counters): what the framework costs over that job;
 //   - what Boost.Hana's reflection of the policy knobs costs a TU that uses it (a driver);
 //   - TUs with a rule table of 10, 50, 100 and 200 distinct rules applied by the driver through a
 //     default (untraced) context, and the cost of each added rule between those sizes (equal
@@ -14,7 +16,7 @@
 //     Boost.Graph's adjacency_list, both at -O0.
 // Each TU is compiled with the project's C++ compiler at -O2 -c; the best of 3 runs is reported.
 // `bench_compile --write DIR` only writes the TUs to DIR (graph_only.cpp, pipeline.cpp,
-// declared_pipeline.cpp, hand_written.cpp, devpass_policy_pipeline.cpp, rules_<n>.cpp,
+// declared_pipeline.cpp, hand_written.cpp, hand_written_job.cpp, devpass_policy_pipeline.cpp, rules_<n>.cpp,
 // traced_rules_<n>.cpp, doctest_suite.cpp, declared_doctest_suite.cpp, boost_only.cpp), to time or profile them by hand (-ftime-report, clang's -ftime-trace).
 #include <chrono>
 #include <cstdio>
@@ -97,6 +99,13 @@ const char* const policy_reflection_tu =
 const char* const hand_written_tu =
     "#include <graph_api_propagation.hpp>\n"
     "std::size_t run(devpass::graph& g) { return devpass::bench::graph_api_propagate_shared(g).h2d; }\n";
+// The default pipeline's whole job written by hand on the same graph (bench/hand_written_job.hpp:
+// both policies chosen at run time by the same options, the pass's input check and copy census,
+// plain loops), against pipeline_tu: what the framework costs over the job it does.
+const char* const hand_written_job_tu =
+    "#include <hand_written_job.hpp>\n"
+    "std::size_t run(devpass::graph& g, const devpass::propagate_options& o) {\n"
+    "  return devpass::bench::hand_written_propagate(g, o).after.copies(); }\n";
 const char* const devpass_policy_pipeline_tu =
     "#include <devpass/passes/propagate_device.hpp>\n"
     "std::size_t run(devpass::graph& g, const devpass::propagate_options& o) {\n"
@@ -171,6 +180,7 @@ int main(int argc, char** argv) {
     std::ofstream(out / "own_graph_pipeline.cpp") << own_graph_pipeline_tu;
     std::ofstream(out / "declared_pipeline.cpp") << declared_pipeline_tu;
     std::ofstream(out / "hand_written.cpp") << hand_written_tu;
+    std::ofstream(out / "hand_written_job.cpp") << hand_written_job_tu;
     std::ofstream(out / "devpass_policy_pipeline.cpp") << devpass_policy_pipeline_tu;
     std::ofstream(out / "options_only.cpp") << options_only_tu;
     std::ofstream(out / "policy_reflection.cpp") << policy_reflection_tu;
@@ -209,6 +219,10 @@ int main(int argc, char** argv) {
   emit("hand_written_devpass_policy_over_graph_model_only", hand_written / graph_only, "ratio");
   emit("devpass_policy_pipeline_over_graph_model_only", devpass_policy / graph_only, "ratio");
   emit("devpass_policy_pipeline_over_hand_written", devpass_policy / hand_written, "ratio");
+  // The same job by hand, both policies, checks and counters: the default pipeline <= 1.25 of it.
+  const double hand_written_job = compile_seconds(dir, "hand_written_job", hand_written_job_tu);
+  emit("hand_written_job_seconds", hand_written_job, "s");
+  emit("default_pipeline_over_hand_written_job", pipeline / hand_written_job, "ratio");
   const double options_only = compile_seconds(dir, "options_only", options_only_tu);
   const double reflected = compile_seconds(dir, "policy_reflection", policy_reflection_tu);
   emit("propagate_options_only_seconds", options_only, "s");
