@@ -70,6 +70,16 @@ consteval op_type_t<G> enumerator_named() {
   }
 }
 
+// Name's interned id, made when the program starts: a plain load where a pattern reads it (a
+// function-local static tested its guard on every node, and kept has_op out of line).
+template <fixed_string Name>
+inline const op_name interned_op = op_name::of(Name.view());
+// The same id for a pattern that runs in another static's initialiser, before interned_op's.
+template <fixed_string Name>
+[[gnu::cold, gnu::noinline]] op_name interned_op_late() {
+  return op_name::of(Name.view());
+}
+
 // Whether node v's op is Name, in G's vocabulary (see the header comment).
 template <fixed_string Name, class G>
 bool has_op(const G& g, vertex v) {
@@ -78,8 +88,8 @@ bool has_op(const G& g, vertex v) {
     constexpr T wanted = enumerator_named<G, Name>();
     return graph_model<G>::op(g, v) == wanted;
   } else if constexpr (std::is_same_v<T, op_name>) {
-    static const op_name wanted = op_name::of(Name.view());  // interned once per program
-    return graph_model<G>::op(g, v) == wanted;
+    const op_name wanted = interned_op<Name>;  // empty only in another static's initialiser
+    return graph_model<G>::op(g, v) == (wanted.empty() ? interned_op_late<Name>() : wanted);
   } else {
     return std::string_view(graph_model<G>::op(g, v)) == Name.view();
   }
