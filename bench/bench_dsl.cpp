@@ -13,7 +13,11 @@
 //    changes nothing), by interned kernel names; the hand loop compares the same interned ids;
 //  - a compiler's own IR (examples/own_graph/, its opcode enum): upload(download(x)) -> x where x
 //    lives on the upload's device, the round trip by the IR's own op names; the hand loop reads
-//    the IR's fields.
+//    the IR's fields;
+//  - the example compiler's IR (examples/compiler_ir/, its opcode enum of twenty ops):
+//    relu(relu(x)) -> relu(x) on a 1,000,000-op graph its front end fills (a fifth of the ops
+//    relus); the hand loop reads the IR's fields.
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +27,7 @@
 #include "convert.hpp"  // examples/own_graph
 #include "devpass/passes/propagate_device.hpp"
 #include "devpass/rules/single_pass.hpp"
+#include "front_end.hpp"  // examples/compiler_ir
 #include "synthetic_graph.hpp"
 
 namespace {
@@ -114,6 +119,54 @@ constexpr auto ir_round_trips = [] {
                     (rewire(u, x), erase(u), erase_if_dead(d)));
 }();
 
+// A graph of the example compiler's IR as its front end fills it: a method input, a weight, then
+// `ops` ops on cuda:0, each a relu, gelu, add or matmul (a relu one time in five) of recent
+// results, and a return of the last. About one relu in five reads a relu.
+cir::graph make_compiler_ir_graph(std::size_t ops, std::uint64_t seed) {
+  using cir::opcode;
+  cir::graph g;
+  detail::splitmix64 rng{seed};
+  std::vector<vertex> recent{cir::add_op(g, opcode::param, cpu_device, "x", {}, dtype::float32, {64, 64}),
+                             cir::add_op(g, opcode::weight, cpu_device, "w", {}, dtype::float32, {64, 64})};
+  const auto pick = [&] {
+    return recent[recent.size() - 1 - rng.below(std::min<std::uint32_t>(8, static_cast<std::uint32_t>(recent.size())))];
+  };
+  for (std::size_t i = 0; i < ops; ++i) {
+    const std::uint32_t roll = rng.below(5);
+    const opcode op = roll == 0 ? opcode::relu : roll == 1 ? opcode::gelu : roll < 4 ? opcode::add : opcode::matmul;
+    char text[24] = {'n'};
+    const std::string name(text, std::to_chars(text + 1, text + sizeof text, i).ptr);
+    const vertex v = op == opcode::relu || op == opcode::gelu
+                         ? cir::add_op(g, op, cuda_device(0), name, {pick()}, dtype::float32, {64, 64})
+                         : cir::add_op(g, op, cuda_device(0), name, {pick(), pick()}, dtype::float32, {64, 64});
+    recent.push_back(v);
+  }
+  cir::add_ret(g, "out", {recent.back()});
+  return g;
+}
+
+// relu(relu(x)) -> relu(x) on the example compiler's IR, by hand: its opcodes and fields.
+std::size_t hand_written_compiler_ir_relu_fold(cir::graph& g) {
+  std::size_t folded = 0;
+  const auto n = boost::num_vertices(g);
+  for (vertex v = 0; v < n; ++v) {
+    if (g[v].erased || g[v].op != cir::opcode::relu) continue;
+    const auto inner = operand(g, v, 0);
+    if (!inner || g[inner->producer].op != cir::opcode::relu) continue;
+    replace_uses(g, {v, 0}, *inner);
+    erase_node(g, v);
+    ++folded;
+  }
+  compact(g);
+  return folded;
+}
+constexpr auto relu_fold = [] {
+  using namespace devpass::dsl;
+  constexpr auto inner = "inner"_c;
+  constexpr auto outer = "outer"_c;
+  return make_table(op<"relu">(op<"relu">.as(inner)).as(outer) / (rewire(outer, inner), erase(outer)));
+}();
+
 // A table and a hand loop on copies of one graph, interleaved (each first in turn), best of 4;
 // both must remove the same nodes. Emits <prefix>_seconds, <prefix>_hand_written_seconds and the ratio.
 template <class G, class Table, class Hand>
@@ -185,6 +238,11 @@ int main(int argc, char** argv) {
   graph source = make_synthetic_graph(nodes, 7);
   if (compare_drivers(source) != 0) return 1;
   if (compare_with_hand_loop("name_rule", source, norm_fold, hand_written_norm_fold) != 0) return 1;
+  {
+    const cir::graph ir = make_compiler_ir_graph(nodes, 7);
+    if (compare_with_hand_loop("compiler_ir_name_rule", ir, relu_fold, hand_written_compiler_ir_relu_fold) != 0)
+      return 1;
+  }
   propagate_device(source, {.policy = copy_policy::executorch, .elide = false});
   {
     const mycc::ir_graph ir = mycc::from_devpass(source);
