@@ -447,7 +447,7 @@ int main(int argc, char** argv) {
     }
   }
   // What a vertex costs in each model: the adjacency_list's stored vertex (the property and the
-  // two edge vectors), plus for the own IR its value table entries (one per vertex here).
+  // two edge lists), plus for the own IR its value table entries (one per vertex here).
   using devpass_stored = decltype(std::declval<devpass::graph&>().m_vertices)::value_type;
   using own_stored = decltype(std::declval<mycc::ir_graph&>().m_vertices)::value_type;
   emit("devpass_graph_bytes_per_vertex", static_cast<double>(sizeof(devpass_stored)), "B");

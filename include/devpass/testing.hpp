@@ -54,12 +54,12 @@ DEVPASS_TESTING_STRING_MAKER_(devpass::rules::rewrite_counters, devpass::testing
 #undef DEVPASS_TESTING_STRING_MAKER_
 
 // Any other graph model (a compiler's own IR): one line per node, from what its model says.
-template <class V, class E, class GP>
+template <class OutEdgeListS, class V, class E, class GP>
 requires devpass::modeled_graph<
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>>
-struct StringMaker<boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>> {
+    boost::adjacency_list<OutEdgeListS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>>
+struct StringMaker<boost::adjacency_list<OutEdgeListS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>> {
   static String convert(
-      const boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>& g) {
+      const boost::adjacency_list<OutEdgeListS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>& g) {
     return devpass::testing::to_string(g).c_str();
   }
 };

@@ -1,4 +1,4 @@
-// expect: the graph type must be boost::adjacency_list<vecS, vecS, bidirectionalS, V, E, GP, vecS>
+// expect: the graph type must be boost::adjacency_list<OutEdgeListS, vecS, bidirectionalS, V, E, GP, vecS>
 // Vertices in a std::list (listS) have no index, and the passes index by vertex: refused, first.
 #include <devpass/planning/memory_planner.hpp>
 

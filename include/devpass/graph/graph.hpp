@@ -5,12 +5,14 @@
 // A node produces `outputs.size()` values; a value is (producer, output index). An edge u -> v
 // carries {output, slot}: input slot `slot` of v reads output `output` of u.
 //
-// Storage (all vecS): the nodes in one vector, each node's out- and in-edges in two vectors, and
-// the edges themselves (source, target, {output, slot}) in one vector, g.m_edges, in the order
-// they were made. The per-node edge entries hold an index into it. A vector rather than Boost's
-// default std::list: no allocation per edge, and the edges of nodes made one after the other lie
-// one after the other, so a sweep over the nodes reads them as a stream (measured: reading the
-// edge properties through list nodes was a third of the propagation's matching time).
+// Storage: the nodes in one vector (vecS); each node's out- and in-edge entries in two lists that
+// hold their first entry in the node itself (inline_vec_s<1>, inline_edges.hpp: a vecS with no
+// heap block for a list of one, which most of a graph's lists and a copy's in-edge list are); and
+// the edges themselves (source, target, {output, slot}) in one vector (vecS), g.m_edges, in the
+// order they were made. The per-node edge entries hold an index into it. A vector rather than
+// Boost's default std::list: no allocation per edge, and the edges of nodes made one after the
+// other lie one after the other, so a sweep over the nodes reads them as a stream (measured:
+// reading the edge properties through list nodes was a third of the propagation's matching time).
 // The structural operations (operands, uses, set_operand, erase_node, compact, topological_order)
 // and their descriptor rules are structure.hpp's, the same for every model.
 #pragma once
@@ -31,6 +33,7 @@
 #include "devpass/graph/device.hpp"
 #include "devpass/graph/error.hpp"
 #include "devpass/graph/graph_model.hpp"
+#include "devpass/graph/inline_edges.hpp"
 #include "devpass/graph/node_description.hpp"
 #include "devpass/graph/node_outputs.hpp"
 #include "devpass/graph/op_kind.hpp"
@@ -60,8 +63,8 @@ struct method_info {
 
 class id_allocator;  // id_allocator.hpp: the ids of the nodes passes make
 
-using graph =
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, node, edge_info, method_info, boost::vecS>;
+using graph = boost::adjacency_list<inline_vec_s<1>, boost::vecS, boost::bidirectionalS, node, edge_info, method_info,
+                                    boost::vecS>;
 using edge = graph::edge_descriptor;
 static_assert(std::is_same_v<graph::vertex_descriptor, vertex>);
 

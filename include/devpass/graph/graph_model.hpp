@@ -1,8 +1,10 @@
 // devpass/graph/graph_model.hpp — the graph concept: what a graph type provides so that
 // devpass's patterns, rules, pipelines, passes and planner run on it. G is a
-// boost::adjacency_list<vecS, vecS, bidirectionalS, V, E, GP, vecS> whose edge property carries
-// devpass::edge_info's three numbers (its members, or members the model names: edge_fields), with
-// a specialization of devpass::graph_model<G> giving the
+// boost::adjacency_list<OutEdgeListS, vecS, bidirectionalS, V, E, GP, vecS> whose out- and in-edge
+// lists are random-access sequences allowing parallel edges (OutEdgeListS vecS, or a selector of
+// that kind: inline_edges.hpp's inline_vec_s<N>; random_access_edge_list below), whose edge
+// property carries devpass::edge_info's three numbers (its members, or members the model names:
+// edge_fields), with a specialization of devpass::graph_model<G> giving the
 // vertex operations (role, erased, arity, devices, value dtype and bytes, name, add_copy, ...)
 // over the user's own V. devpass::graph (graph.hpp) is one model, a compiler's own IR another
 // (examples/own_graph/). docs/graph-concept.md lists every operation, what it means and which
@@ -11,15 +13,18 @@
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
+#include <boost/pending/container_traits.hpp>
 #include <cassert>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <ranges>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "devpass/graph/device.hpp"
 #include "devpass/graph/dtype.hpp"
@@ -113,11 +118,48 @@ struct graph_model {
 };
 
 namespace detail {
+namespace boost_container_traits {
+using boost::graph_detail::container_category;
+// How Boost.Graph's own functions (add_edge, in the copy constructor too) see the list: a
+// random-access sequence they append to (the overload for std::vector is Boost's, one for another
+// container is found by argument-dependent lookup, as inline_edges.hpp's).
+template <class List>
+concept random_access_back_insertion = requires(const List& list) {
+  requires std::derived_from<decltype(container_category(list)), boost::graph_detail::random_access_container_tag>;
+  requires std::derived_from<decltype(container_category(list)), boost::graph_detail::back_insertion_sequence_tag>;
+};
+}  // namespace boost_container_traits
+}  // namespace detail
+
+// A vertex's out- or in-edge list as devpass changes it (structure_mutation.hpp): entries read by
+// index, the last one moved into a removed one's place and popped, entries appended in place, one
+// erased, all cleared; and a random-access sequence to Boost.Graph. std::vector (vecS) is one,
+// inline_vector (inline_vec_s<N>) another.
+template <class List>
+concept random_access_edge_list = std::ranges::random_access_range<List> && std::ranges::sized_range<List> &&
+    requires(List& list, typename List::value_type entry, typename List::iterator at, std::size_t i) {
+  { list[i] } -> std::same_as<typename List::value_type&>;
+  { list.back() } -> std::same_as<typename List::value_type&>;
+  list.emplace_back(std::move(entry));
+  list.pop_back();
+  list.erase(at);
+  list.clear();
+} && detail::boost_container_traits::random_access_back_insertion<List>;
+
+namespace detail {
+// The storage the concept admits: vecS vertices and edges, bidirectionalS, and per-vertex edge
+// lists that are random_access_edge_lists allowing parallel edges (two slots may read one value).
 template <class G>
 struct adjacency_storage : std::false_type {};
-template <class V, class E, class GP>
-struct adjacency_storage<boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>>
-    : std::true_type {};
+template <class OutEdgeListS, class V, class E, class GP>
+struct adjacency_storage<
+    boost::adjacency_list<OutEdgeListS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>> {
+  using G = boost::adjacency_list<OutEdgeListS, boost::vecS, boost::bidirectionalS, V, E, GP, boost::vecS>;
+  using edge_list = std::remove_cvref_t<decltype(std::declval<typename G::stored_vertex&>().m_out_edges)>;
+  static constexpr bool value =
+      random_access_edge_list<edge_list> &&
+      std::same_as<typename boost::graph_traits<G>::edge_parallel_category, boost::allow_parallel_edge_tag>;
+};
 
 template <class G>
 struct no_rewrite_state {
@@ -322,8 +364,9 @@ template <class G>
 consteval bool check_graph_model() {
   namespace req = model_requirements;
   static_assert(req::adjacency_list_storage<G>,
-                "devpass: the graph type must be boost::adjacency_list<vecS, vecS, bidirectionalS, V, E, GP, vecS> "
-                "(docs/graph-concept.md says why)");
+                "devpass: the graph type must be boost::adjacency_list<OutEdgeListS, vecS, bidirectionalS, V, E, GP, "
+                "vecS> with OutEdgeListS vecS or another random-access edge list allowing parallel edges "
+                "(devpass::inline_vec_s<N>; docs/graph-concept.md says why)");
   static_assert(req::specialized<G>,
                 "devpass: no devpass::graph_model specialization for this graph type (graph_model.hpp)");
   static_assert(req::edge_numbers<G>,

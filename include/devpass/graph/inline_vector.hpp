@@ -1,8 +1,9 @@
 // devpass/graph/inline_vector.hpp — a vector that holds its first InlineCapacity elements in
-// itself and more on the heap: the storage of tensor_shape and node_outputs, so that a node and
-// the copies a pass makes need no heap block for their dims and specs
-// (docs/performance.md#what-each-design-choice-saves). A 32-bit size and capacity, then the elements or the pointer to
-// more: Boost's small_vector keeps three words there. Contiguous, with pointer iterators.
+// itself and more on the heap: the storage of tensor_shape and node_outputs, and of devpass::graph's
+// edge lists (inline_edges.hpp), so that a node and the copies a pass makes need no heap block for
+// their dims, specs and first edges (docs/performance.md#what-each-design-choice-saves). A 32-bit
+// size and capacity, then the elements or the pointer to more: Boost's small_vector keeps three
+// words there. Contiguous, with pointer iterators.
 #pragma once
 
 #include <algorithm>
@@ -93,6 +94,15 @@ class inline_vector {
     std::destroy(begin(), end());
     size_ = 0;
   }
+  // Removes [first, last), sliding what follows down (T's move does not throw).
+  iterator erase(const_iterator first, const_iterator last) noexcept {
+    T* const at = begin() + (first - cbegin());
+    T* const kept_end = std::move(at + (last - first), end(), at);
+    std::destroy(kept_end, end());
+    size_ = static_cast<std::uint32_t>(kept_end - begin());
+    return at;
+  }
+  iterator erase(const_iterator at) noexcept { return erase(at, at + 1); }
   void reserve(size_type count) {
     if (count > capacity_) grow(count);
   }

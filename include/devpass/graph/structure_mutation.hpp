@@ -3,8 +3,9 @@
 // compact the graph once.
 //
 // Descriptor rules (the same for every model):
-//  - adding a vertex keeps every vertex descriptor valid but may move vertex storage: do not
-//    hold a reference to a vertex property across it.
+//  - adding a vertex keeps every vertex and edge descriptor valid but may move vertex storage:
+//    do not hold a reference to a vertex property across it, nor an iterator over a vertex's
+//    in- or out-edges (a list may hold its first entries in the vertex: inline_vec_s).
 //  - connect may move the edge vector: it invalidates every edge descriptor but no vertex
 //    descriptor. set_operand / replace_uses change the edge lists of the ends: edge iterators of
 //    those vertices are invalidated.
