@@ -67,22 +67,28 @@ constexpr auto per_use_copies = [] {
 }();
 struct no_options {};
 
-// layer_norm(layer_norm(x)) -> layer_norm(x), by hand: one sweep in vertex order (operands come
-// first: a chain folds in one sweep), comparing interned kernel ids, then one compaction.
-std::size_t hand_written_norm_fold(graph& g) {
-  const op_name norm = op_name::of("layer_norm");
+// op(op(x)) -> op(x) by hand, for an op `is_op` recognises from a node's own fields: one sweep in
+// vertex order (operands come first: a chain folds in one sweep), then one compaction.
+template <class G, class IsOp>
+std::size_t hand_written_fold(G& g, IsOp is_op) {
   std::size_t folded = 0;
   const auto n = boost::num_vertices(g);
   for (vertex v = 0; v < n; ++v) {
-    if (g[v].erased || g[v].kernel.interned() != norm || g[v].arity != 1) continue;
+    if (g[v].erased || !is_op(g[v]) || g[v].arity != 1) continue;
     const auto inner = operand(g, v, 0);
-    if (!inner || g[inner->producer].kernel.interned() != norm) continue;
+    if (!inner || !is_op(g[inner->producer])) continue;
     replace_uses(g, {v, 0}, *inner);
     erase_node(g, v);
     ++folded;
   }
   compact(g);
   return folded;
+}
+
+// layer_norm(layer_norm(x)) -> layer_norm(x), by hand, comparing interned kernel ids.
+std::size_t hand_written_norm_fold(graph& g) {
+  const op_name norm = op_name::of("layer_norm");
+  return hand_written_fold(g, [norm](const node& n) { return n.kernel.interned() == norm; });
 }
 constexpr auto norm_fold = [] {
   using namespace devpass::dsl;
@@ -147,18 +153,7 @@ cir::graph make_compiler_ir_graph(std::size_t ops, std::uint64_t seed) {
 
 // relu(relu(x)) -> relu(x) on the example compiler's IR, by hand: its opcodes and fields.
 std::size_t hand_written_compiler_ir_relu_fold(cir::graph& g) {
-  std::size_t folded = 0;
-  const auto n = boost::num_vertices(g);
-  for (vertex v = 0; v < n; ++v) {
-    if (g[v].erased || g[v].op != cir::opcode::relu) continue;
-    const auto inner = operand(g, v, 0);
-    if (!inner || g[inner->producer].op != cir::opcode::relu) continue;
-    replace_uses(g, {v, 0}, *inner);
-    erase_node(g, v);
-    ++folded;
-  }
-  compact(g);
-  return folded;
+  return hand_written_fold(g, [](const cir::op_node& n) { return n.op == cir::opcode::relu; });
 }
 constexpr auto relu_fold = [] {
   using namespace devpass::dsl;
