@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "devpass/passes/propagate_device_fwd.hpp"
@@ -15,6 +16,14 @@
 #include "read_graph_declared.hpp"
 
 namespace devpass::testing_support {
+
+// One flag set as text, for a failing check's message.
+inline std::string flags_text(const propagate_options& o) {
+  return std::string(o.policy == copy_policy::executorch ? "executorch" : "devpass") +
+         (o.enable_non_cpu_memory_planning ? "" : " legacy") + (o.skip_h2d_for_method_inputs ? " skip_h2d" : "") +
+         (o.skip_d2h_for_method_outputs ? " skip_d2h" : "") + (o.elide ? "" : " no_elide") +
+         (o.resident_constants ? "" : " no_resident");
+}
 
 // Both policies under 16 flag sets each, and the devpass policy's 8 with copies enabled again with
 // its constants copied on every execution (resident_constants off; the executorch policy ignores it).
@@ -59,12 +68,7 @@ case_count over_every_repository_case(Same&& same) {
     const graph source = read_graph_file(file.string());
     for (const propagate_options& options : every_flag_set()) {
       CAPTURE(file.string());
-      CAPTURE(static_cast<int>(options.policy));
-      CAPTURE(options.enable_non_cpu_memory_planning);
-      CAPTURE(options.skip_h2d_for_method_inputs);
-      CAPTURE(options.skip_d2h_for_method_outputs);
-      CAPTURE(options.elide);
-      CAPTURE(options.resident_constants);
+      INFO(flags_text(options));
       (same(source, options) ? count.accepted : count.refused) += 1;
     }
   }

@@ -52,12 +52,7 @@ TEST_CASE("hand-written job: random graphs, every flag set, as propagate_device"
   for (std::uint64_t seed = 0; seed < 60; ++seed) {
     CAPTURE(seed);
     for (const propagate_options& options : testing_support::every_flag_set()) {
-      CAPTURE(static_cast<int>(options.policy));
-      CAPTURE(options.enable_non_cpu_memory_planning);
-      CAPTURE(options.skip_h2d_for_method_inputs);
-      CAPTURE(options.skip_d2h_for_method_outputs);
-      CAPTURE(options.elide);
-      CAPTURE(options.resident_constants);
+      INFO(testing_support::flags_text(options));
       (void)same_as_the_pass(testing_support::random_propagation_graph(seed), options);
     }
   }
