@@ -1,8 +1,9 @@
 // Fusion by op names (passes/fusion.hpp): conv2d+add+relu, linear+add+gelu and linear+gelu chains
 // become one node on the same device, only where the intermediate values have one reader and the
-// chain runs on one device; the short and the ATen names; the phase in a pipeline; the same table
-// on a compiler's own IR with its own names (tests/kernel_ir.hpp); and the model graphs, with the
-// fusions counted, verified before and after device propagation.
+// chain runs on one device, and not an add with ATen's alpha scale or an approximate gelu; the
+// short and the ATen names; the phase in a pipeline; the same table on a compiler's own IR with
+// its own names (tests/kernel_ir.hpp); and the model graphs, with the fusions counted, verified
+// before and after device propagation.
 #include "devpass/passes/fusion.hpp"
 
 #include <string>
@@ -142,6 +143,46 @@ TEST_CASE("fuse_ops: not where an intermediate value has another reader, nor acr
                   .output({"act"})
                   .build();
     CHECK(fuse_ops(g).rewrites == 0);
+  }
+}
+
+TEST_CASE("fuse_ops: not an add that scales its operand (alpha), nor an approximate gelu") {
+  // relu(add(conv2d(x, w), b)) with the add's attributes `add_attrs`, and gelu(linear(x, w, b))
+  // with the gelu's `gelu_attrs`.
+  const auto chains = [](const char* add_attrs, const char* gelu_attrs) {
+    return testing_support::read_graph_string(std::string(R"({"format":"devpass.graph/1","name":"n","nodes":[
+        {"id":"x","op":"input","outputs":[{"dtype":"float32","shape":[2]}]},
+        {"id":"w","op":"constant","outputs":[{"dtype":"float32","shape":[2]}]},
+        {"id":"conv","op":"delegate","device":"cuda:0","kernel":"aten.convolution.default","inputs":["x","w"],"outputs":[{"dtype":"float32","shape":[2]}]},
+        {"id":"sum","op":"delegate","device":"cuda:0","kernel":"aten.add.Tensor","inputs":["conv","w"],"attrs":)") +
+                                              add_attrs + R"(,"outputs":[{"dtype":"float32","shape":[2]}]},
+        {"id":"act","op":"delegate","device":"cuda:0","kernel":"aten.relu.default","inputs":["sum"],"outputs":[{"dtype":"float32","shape":[2]}]},
+        {"id":"lin","op":"delegate","device":"cuda:0","kernel":"aten.linear.default","inputs":["act","w","w"],"outputs":[{"dtype":"float32","shape":[2]}]},
+        {"id":"gel","op":"delegate","device":"cuda:0","kernel":"aten.gelu.default","inputs":["lin"],"attrs":)" +
+                                              gelu_attrs + R"(,"outputs":[{"dtype":"float32","shape":[2]}]},
+        {"id":"out","op":"output","inputs":["gel"]}]})");
+  };
+  SUBCASE("alpha 2 and a tanh gelu: both chains stay") {
+    graph g = chains(R"({"alpha":2})", R"({"approximate":"tanh"})");
+    CHECK(fuse_ops(g).rewrites == 0);
+    CHECK(find_node(g, "sum"));
+    CHECK(find_node(g, "gel"));
+  }
+  SUBCASE("alpha 1.0 and approximate none: both fuse") {
+    graph g = chains(R"({"alpha":1.0})", R"({"approximate":"none"})");
+    CHECK(fuse_ops(g).rewrites == 2);
+    CHECK(count_kernel(g, "fused.conv2d_add_relu") == 1);
+    CHECK(count_kernel(g, "fused.linear_gelu") == 1);
+  }
+  SUBCASE("alpha 1 and no gelu attribute: both fuse") {
+    graph g = chains(R"({"alpha":1})", "{}");
+    CHECK(fuse_ops(g).rewrites == 2);
+  }
+  SUBCASE("alpha -1 (a subtraction): the conv chain stays, the gelu fuses") {
+    graph g = chains(R"({"alpha":-1})", "{}");
+    CHECK(fuse_ops(g).rewrites == 1);
+    CHECK(count_kernel(g, "fused.conv2d_add_relu") == 0);
+    CHECK(count_kernel(g, "fused.linear_gelu") == 1);
   }
 }
 

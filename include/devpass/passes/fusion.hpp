@@ -4,19 +4,21 @@
 // model with an op vocabulary and add_node, the op names the model's own (Names below):
 //
 //   relu(add(conv2d(x, w).as(c), b).as(a)).as(r)
-//       [one_use(c) && one_use(a) && same_dtype(a, r) && runs_with(c, r) && runs_with(a, r)]
+//       [one_use(c) && one_use(a) && adds_unscaled(a) && same_dtype(a, r) && runs_with(c, r) && runs_with(a, r)]
 //       / (replace(r, build<conv2d_add_relu>(x, w, b).attrs_of(c)), erase_if_dead(a), erase_if_dead(c))
 //   gelu(add(linear(x, w).as(l), b).as(a)).as(r)
-//       [one_use(l) && one_use(a) && same_dtype(a, r) && runs_with(l, r) && runs_with(a, r)]
+//       [one_use(l) && one_use(a) && adds_unscaled(a) && exact_gelu(r) && same_dtype(a, r) && runs_with(l, r)
+//        && runs_with(a, r)]
 //       / (replace(r, build<linear_add_gelu>(x, w, b).attrs_of(l)), erase_if_dead(a), erase_if_dead(l))
-//   gelu(linear(x, w, b).as(l)).as(r) [one_use(l) && same_dtype(l, r) && runs_with(l, r)]
+//   gelu(linear(x, w, b).as(l)).as(r) [one_use(l) && exact_gelu(r) && same_dtype(l, r) && runs_with(l, r)]
 //       / (replace(r, build<linear_gelu>(x, w, b).attrs_of(l)), erase_if_dead(l))
 //
 // `add` takes its operands in either order (any_order): add(b, conv2d(x, w)) fuses too, and the
 // fused node reads (x, w, b) either way. runs_with(a, b): the two nodes have the same role and
 // device, so a chain split across devices (or between the host and a device) stays as it is.
-// same_dtype: the activation keeps its operand's dtype (and has a value: a node that declares no
-// output is not fused). The fused node is laid out as r (its dtype and shape), keeps the conv's
+// adds_unscaled, exact_gelu: the fused kernels add without ATen's alpha scale and apply the exact
+// gelu (below). same_dtype: the activation keeps its operand's dtype (and has a value: a node that
+// declares no output is not fused). The fused node is laid out as r (its dtype and shape), keeps the conv's
 // or the linear's attributes (a stride, a padding: attrs_of) and is named "<r's node>@<fused op>".
 //
 // Names is a struct of op names: each op of the chain is a type ops<"name", "alias", ...>, matched
@@ -28,7 +30,10 @@
 //   fusion::fuse<Names>         the same as a pipeline phase ("fuse")
 #pragma once
 
+#include <charconv>
+#include <optional>
 #include <string_view>
+#include <system_error>
 
 #include "devpass/pipeline/pipeline.hpp"
 #include "devpass/pipeline/table_phase.hpp"
@@ -99,6 +104,44 @@ constexpr auto runs_with(A, B) {
   });
 }
 
+// The fused kernels add b as it is and apply the exact gelu, so a chain whose add scales its
+// second operand (ATen's add.Tensor computes x + alpha * y) or whose gelu approximates
+// (ATen's gelu with approximate="tanh") stays as it is. A model without attributes has neither.
+namespace detail {
+// Whether an attribute's JSON text is the number 1 (1, 1.0, 1e0, ...).
+inline bool is_number_one(std::string_view text) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc{} && end == text.data() + text.size() && value == 1.0;
+}
+}  // namespace detail
+
+// a's node has no `alpha` attribute, or alpha 1.
+template <class A>
+constexpr auto adds_unscaled(A) {
+  return make_guard<"adds_unscaled", A>([](const auto& ctx, value_ref a) {
+    if constexpr (!model_requirements::attr<pattern::detail::graph_of<decltype(ctx)>>) {
+      return true;
+    } else {
+      const std::optional<std::string_view> alpha = node_attr(ctx.g, a.producer, "alpha");
+      return !alpha || detail::is_number_one(*alpha);
+    }
+  });
+}
+
+// r's node has no `approximate` attribute, or approximate "none".
+template <class R>
+constexpr auto exact_gelu(R) {
+  return make_guard<"exact_gelu", R>([](const auto& ctx, value_ref r) {
+    if constexpr (!model_requirements::attr<pattern::detail::graph_of<decltype(ctx)>>) {
+      return true;
+    } else {
+      const std::optional<std::string_view> approximate = node_attr(ctx.g, r.producer, "approximate");
+      return !approximate || pattern::detail::attr_text_is(*approximate, "none");
+    }
+  });
+}
+
 inline constexpr auto x = "x"_c;
 inline constexpr auto w = "w"_c;
 inline constexpr auto b = "b"_c;
@@ -119,15 +162,15 @@ inline constexpr auto linear_gelu_chain =
     one_of<typename Names::gelu>(one_of<typename Names::linear>(any.as(x), any.as(w), any.as(b)).as(l));
 
 template <class Names>
-inline constexpr auto table =
-    make_table(conv2d_add_relu_chain<Names>.as(
-                   r)[one_use(c) && one_use(a) && same_dtype(a, r) && runs_with(c, r) && runs_with(a, r)] /
-                   (replace(r, build<Names::conv2d_add_relu>(x, w, b).attrs_of(c)), erase_if_dead(a), erase_if_dead(c)),
-               linear_add_gelu_chain<Names>.as(
-                   r)[one_use(l) && one_use(a) && same_dtype(a, r) && runs_with(l, r) && runs_with(a, r)] /
-                   (replace(r, build<Names::linear_add_gelu>(x, w, b).attrs_of(l)), erase_if_dead(a), erase_if_dead(l)),
-               linear_gelu_chain<Names>.as(r)[one_use(l) && same_dtype(l, r) && runs_with(l, r)] /
-                   (replace(r, build<Names::linear_gelu>(x, w, b).attrs_of(l)), erase_if_dead(l)));
+inline constexpr auto table = make_table(
+    conv2d_add_relu_chain<Names>.as(
+        r)[one_use(c) && one_use(a) && adds_unscaled(a) && same_dtype(a, r) && runs_with(c, r) && runs_with(a, r)] /
+        (replace(r, build<Names::conv2d_add_relu>(x, w, b).attrs_of(c)), erase_if_dead(a), erase_if_dead(c)),
+    linear_add_gelu_chain<Names>.as(r)[one_use(l) && one_use(a) && adds_unscaled(a) && exact_gelu(r) &&
+                                       same_dtype(a, r) && runs_with(l, r) && runs_with(a, r)] /
+        (replace(r, build<Names::linear_add_gelu>(x, w, b).attrs_of(l)), erase_if_dead(a), erase_if_dead(l)),
+    linear_gelu_chain<Names>.as(r)[one_use(l) && exact_gelu(r) && same_dtype(l, r) && runs_with(l, r)] /
+        (replace(r, build<Names::linear_gelu>(x, w, b).attrs_of(l)), erase_if_dead(l)));
 
 // The table reads no options.
 struct no_options {};
