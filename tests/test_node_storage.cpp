@@ -151,7 +151,7 @@ TEST_CASE("node_outputs: one spec inline, and a vector of specs converts") {
   CHECK_THROWS_AS((void)moved.at(2), std::out_of_range);
   moved.clear();
   CHECK(moved.empty());
-  CHECK(sizeof(node_outputs) == 88);
+  CHECK(sizeof(node_outputs) == 72);
 }
 
 TEST_CASE("the reader gives the nodes that name one kernel (or one attrs object) one block") {

@@ -1,7 +1,7 @@
 // devpass/graph/node_outputs.hpp — a node's output values: one spec stored inline, more on the heap.
 //
 // Most nodes have one output, and every copy a pass makes does; a heap block for it was one of a
-// node's few (docs/performance.md#what-each-design-choice-saves). 88 bytes (inline_vector.hpp).
+// node's few (docs/performance.md#what-each-design-choice-saves). 72 bytes (inline_vector.hpp).
 // A std::vector of specs converts implicitly and compares equal, as the member was a std::vector
 // before.
 #pragma once

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
+
+#include "devpass/graph/compact_optional.hpp"
 
 #include "devpass/graph/device.hpp"
 #include "devpass/graph/dtype.hpp"
@@ -25,12 +28,19 @@ namespace devpass {
   return bytes;
 }
 
+// The values the optional fields below never hold, which mean "absent": no device type is 0xFF,
+// and a buffer id or offset is never negative (the reader refuses one; the planner makes none).
+inline constexpr devpass::device no_device{static_cast<device_type>(0xFF), 0xFFFF};
+inline constexpr std::int32_t no_mem_id = std::numeric_limits<std::int32_t>::min();
+inline constexpr std::int64_t no_offset = std::numeric_limits<std::int64_t>::min();
+
+// 64 bytes: with std::optional fields it was 80 (compact_optional.hpp).
 struct tensor_spec {
   devpass::dtype type = devpass::dtype::float32;
   tensor_shape shape{};
-  std::optional<devpass::device> device{};  // where the value lives, once a pass has decided
-  std::optional<std::int32_t> mem_id{};     // planned buffer (memory planning)
-  std::optional<std::int64_t> offset{};     // planned byte offset inside mem_id
+  compact_optional<devpass::device, no_device> device{};  // where the value lives, once a pass has decided
+  compact_optional<std::int32_t, no_mem_id> mem_id{};     // planned buffer (memory planning)
+  compact_optional<std::int64_t, no_offset> offset{};     // planned byte offset inside mem_id
 
   // Valid for every spec the reader accepted (it rejects overflowing shapes).
   [[nodiscard]] std::uint64_t byte_size() const noexcept { return checked_byte_size(type, shape).value_or(0); }
