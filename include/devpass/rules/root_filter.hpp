@@ -117,17 +117,18 @@ class root_filter {
 
   [[nodiscard]] bool active() const { return active_; }
   // The first node from v on, before `end`, that is erased or admitted (or `end`); the tries the
-  // rules count at the nodes passed are added to `tries`. Loop-invariant state in locals: the
-  // loop stores nothing, so the compiler keeps it in registers.
+  // rules count at the nodes passed are added to `tries`. One loop per shape of filter, each with
+  // its test's state in registers: the loop is as short as a hand-written one.
   vertex skip(const G& g, vertex v, vertex end, std::size_t& tries) const {
-    const root_filter f = *this;
-    std::size_t passed = 0, outputs = 0;
-    for (; v < end && !is_erased(g, v) && !f.admits(g, v); ++v) {
-      ++passed;
-      if (f.tries_per_output_ != 0) outputs += output_count(g, v);
-    }
-    tries += passed * f.tries_per_node_ + outputs * f.tries_per_output_;
-    return v;
+    if (tries_per_output_ != 0) return pass<true>(g, v, end, tries, [&](vertex u) { return admits(g, u); });
+    if (op_count_ == 0)
+      return pass<false>(g, v, end, tries, [&, roles = roles_](vertex u) {
+        return (roles >> static_cast<unsigned>(role_of(g, u)) & 1u) != 0;
+      });
+    if constexpr (by_op)
+      if (roles_ == 0 && op_count_ == 1)
+        return pass<false>(g, v, end, tries, [&, op = ops_[0]](vertex u) { return graph_model<G>::op(g, u) == op; });
+    return pass<false>(g, v, end, tries, [&](vertex u) { return admits(g, u); });
   }
   // Whether some root may match at node v (not erased).
   [[nodiscard]] bool admits(const G& g, vertex v) const {
@@ -142,6 +143,15 @@ class root_filter {
   }
 
  private:
+  template <bool CountOutputs, class Admits>
+  vertex pass(const G& g, vertex v, vertex end, std::size_t& tries, Admits admitted) const {
+    const vertex from = v;
+    std::size_t outputs = 0;
+    for (; v < end && !is_erased(g, v) && !admitted(v); ++v)
+      if constexpr (CountOutputs) outputs += output_count(g, v);
+    tries += (v - from) * tries_per_node_ + outputs * tries_per_output_;
+    return v;
+  }
   template <pattern::fixed_string... Names>
   void add_names(op_name_list<Names...>) {
     if constexpr (sizeof...(Names) > 0) {
