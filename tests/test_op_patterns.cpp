@@ -7,6 +7,7 @@
 #include "devpass/passes/propagate_device_fwd.hpp"
 #include "devpass/rules.hpp"
 #include "devpass/testing.hpp"
+#include "random_graph.hpp"
 
 using namespace devpass;
 using namespace devpass::dsl;
@@ -120,4 +121,30 @@ TEST_CASE("writing-passes.md: a value bounced through the host is read directly,
   CHECK_CONVERGES(mycc_rules::bounces, g);
   CHECK_COPIES(g, 0, 0, 0);
   CHECK(operand(g, testing::find_value(g, "b")->producer, 0) == testing::find_value(g, "a"));
+}
+
+TEST_CASE("op patterns on an enum vocabulary: the root filter changes no count and no rewrite") {
+  // With a trace the driver tries every rule at every node; without one it passes the nodes whose
+  // op no root names (rules/root_filter.hpp).
+  std::size_t removed = 0;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    mycc::ir_graph filtered = mycc::from_devpass(testing::random_graph(seed, {.nodes = 120}));
+    propagate_device(filtered, {.policy = copy_policy::executorch, .elide = false});
+    mycc::ir_graph unfiltered = filtered;
+    struct no_options {};
+    rules::rewrite_context<no_options, mycc::ir_graph> plain(filtered, {});
+    rules::rewrite_context<no_options, mycc::ir_graph, rules::tracing::on> traced(unfiltered, {});
+    rules::rule_trace quiet;
+    quiet.report = [](void*, std::string_view, std::string_view, std::string_view, std::string_view) {};
+    traced.trace = &quiet;
+    const rewrite_counters with = apply_rules(mycc_rules::bounces, plain);
+    const rewrite_counters without = apply_rules(mycc_rules::bounces, traced);
+    CHECK(with.matches_tried == without.matches_tried);
+    CHECK(with.rewrites == without.rewrites);
+    CHECK(with.nodes_removed == without.nodes_removed);
+    REQUIRE(boost::num_vertices(filtered) == boost::num_vertices(unfiltered));
+    for (vertex v = 0; v < boost::num_vertices(filtered); ++v) CHECK(operands(filtered, v) == operands(unfiltered, v));
+    removed += with.nodes_removed;
+  }
+  CHECK(removed > 0);
 }

@@ -7,6 +7,7 @@
 
 #include "devpass/rules.hpp"
 #include "devpass/testing/graph_builder.hpp"
+#include "random_graph.hpp"
 
 using namespace devpass;
 using namespace devpass::dsl;
@@ -342,5 +343,83 @@ TEST_CASE("driver: a trace reports every rule tried at each node, with the match
       saw_applied = saw_applied || (e.node == "hd" && e.why == "applied");
     }
     CHECK(saw_applied);
+  }
+}
+
+namespace {
+// A table's run with the root filter (rules/root_filter.hpp) and without it: a context with a
+// trace tries every rule at every node, so the two runs differ in nothing but the filter.
+template <class Table>
+rewrite_counters check_same_with_and_without_root_filter(const Table& table, const graph& source) {
+  graph filtered = source, unfiltered = source;
+  rewrite_context<no_options> plain(filtered, {});
+  rewrite_context<no_options, graph, rules::tracing::on> traced(unfiltered, {});
+  rules::rule_trace quiet;
+  quiet.report = [](void*, std::string_view, std::string_view, std::string_view, std::string_view) {};
+  traced.trace = &quiet;
+  const rewrite_counters with = apply_rules(table, plain);
+  const rewrite_counters without = apply_rules(table, traced);
+  CHECK(with.matches_tried == without.matches_tried);
+  CHECK(with.rewrites == without.rewrites);
+  CHECK(with.nodes_added == without.nodes_added);
+  CHECK(with.nodes_removed == without.nodes_removed);
+  CHECK(operands_text(filtered) == operands_text(unfiltered));
+  return with;
+}
+template <class... Rules>
+bool root_filter_active(const rules::rule_table<Rules...>&) {
+  return rules::detail::root_filter<graph>::of<typename Rules::root_type...>().active();
+}
+// A random graph whose one-output kernels are relu, gelu and others, with values nobody reads.
+graph random_kernel_graph(std::uint64_t seed) {
+  graph g = testing::random_graph(seed, {.nodes = 120, .dead_values = true});
+  for (vertex v = 0; v < boost::num_vertices(g); ++v)
+    if (runs_kernel(g[v].op) && g[v].outputs.size() == 1) g[v].kernel = v % 3 == 0 ? "relu" : v % 3 == 1 ? "gelu" : "k";
+  return g;
+}
+constexpr auto inner = "inner"_c;
+constexpr auto outer = "outer"_c;
+constexpr auto relu_fold = (op<"relu">(op<"relu">.as(inner)) | op<"relu">(op<"gelu">.as(inner))).as(outer) /
+                           (rewire(outer, inner), erase(outer));
+}  // namespace
+
+TEST_CASE("driver: the root filter passes the nodes no root's op admits, counting the tries made there") {
+  constexpr std::uint64_t seeds = 8;
+  SUBCASE("op names, an alternative of them, and roles") {
+    const auto table = make_table(relu_fold, call.as(d)[unused(d)] / erase(d));
+    CHECK(root_filter_active(table));
+    std::size_t rewrites = 0;
+    for (std::uint64_t seed = 1; seed <= seeds; ++seed)
+      rewrites += check_same_with_and_without_root_filter(table, random_kernel_graph(seed)).rewrites;
+    CHECK(rewrites > 0);
+  }
+  SUBCASE("plain, each_output and on_use roots, rules that add nodes") {
+    const auto table =
+        make_table(on_use(call.as(c), delegate.as(x))[on_device(x)] / copy_into_use<op_kind::d2h_copy>(x, c),
+                   each_output(d2h_copy.as(d))[unused(d)] / erase(d), elide);
+    CHECK(root_filter_active(table));
+    std::size_t added = 0;
+    for (std::uint64_t seed = 1; seed <= seeds; ++seed)
+      added += check_same_with_and_without_root_filter(table, random_kernel_graph(seed)).nodes_added;
+    CHECK(added > 0);
+  }
+  SUBCASE("a root that tests no op: no filter, and every rule still applies") {
+    constexpr auto is_call =
+        satisfies([](const auto& ctx, value_ref v) { return role_of(ctx.g, v.producer) == op_kind::call; }, d);
+    const auto by_op = make_table(relu_fold, call.as(d)[unused(d)] / erase(d));
+    const auto mixed = make_table(relu_fold, any.as(d)[is_call && unused(d)] / erase(d));
+    CHECK_FALSE(root_filter_active(mixed));
+    std::size_t rewrites = 0;
+    for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+      graph a = random_kernel_graph(seed), b = a;
+      rewrite_context<no_options> ca(a, {}), cb(b, {});
+      const rewrite_counters filtered = apply_rules(by_op, ca), unfiltered = apply_rules(mixed, cb);
+      CHECK(filtered.matches_tried == unfiltered.matches_tried);  // each root is tried once a visit
+      CHECK(filtered.rewrites == unfiltered.rewrites);
+      CHECK(filtered.nodes_removed == unfiltered.nodes_removed);
+      CHECK(operands_text(a) == operands_text(b));
+      rewrites += unfiltered.rewrites;
+    }
+    CHECK(rewrites > 0);
   }
 }

@@ -80,6 +80,13 @@ template <fixed_string Name>
   return op_name::of(Name.view());
 }
 
+// Name's interned id, wherever it is asked for.
+template <fixed_string Name>
+op_name interned_name() {
+  const op_name wanted = interned_op<Name>;  // empty only in another static's initialiser
+  return wanted.empty() ? interned_op_late<Name>() : wanted;
+}
+
 // Whether node v's op is Name, in G's vocabulary (see the header comment).
 template <fixed_string Name, class G>
 bool has_op(const G& g, vertex v) {
@@ -88,8 +95,7 @@ bool has_op(const G& g, vertex v) {
     constexpr T wanted = enumerator_named<G, Name>();
     return graph_model<G>::op(g, v) == wanted;
   } else if constexpr (std::is_same_v<T, op_name>) {
-    const op_name wanted = interned_op<Name>;  // empty only in another static's initialiser
-    return graph_model<G>::op(g, v) == (wanted.empty() ? interned_op_late<Name>() : wanted);
+    return graph_model<G>::op(g, v) == interned_name<Name>();
   } else {
     return std::string_view(graph_model<G>::op(g, v)) == Name.view();
   }

@@ -13,7 +13,10 @@
 // matched. Each rule is tried by a function of that rule's types alone (detail::try_rule), which
 // the optimiser may inline in tables of up to 16 rules and which larger tables call: compile time
 // grows linearly with the number of rules (docs/performance.md). The sweep itself is one function
-// per graph model (detail::sweep), shared by every table, which hands it its visit.
+// per graph model (detail::sweep), shared by every table, which hands it its visit. When every
+// root of the table tests its node's op, the sweep passes the nodes none of them admits without
+// a visit, counting the tries the rules would have made there (root_filter.hpp); a context with
+// a trace set visits every node.
 // Termination: a shrinking rule removes a node each time; every other rule may be applied at most
 // `bound` times in all (default: 4 * (nodes + edges) + 64 of the input graph). Reaching the bound
 // throws rewrite_error naming the rule (by its place in the table; as written from a context
@@ -35,6 +38,7 @@
 #include "devpass/graph/concat.hpp"
 #include "devpass/rules/context.hpp"
 #include "devpass/rules/guard_split.hpp"
+#include "devpass/rules/root_filter.hpp"
 #include "devpass/rules/rule.hpp"
 #include "devpass/rules/trace.hpp"
 
@@ -287,37 +291,42 @@ namespace detail {
 // of it (a copy per table was a fifth of what apply_rules compiled into: docs/performance.md); a
 // table calls into it with its own visit, one indirect call per node visited.
 // The sweep covers the nodes there at the start in vertex order, those in [first, end) when a
-// fused path hands the graph over (apply_options). Returns true when it met an erased node.
+// fused path hands the graph over (apply_options). The nodes the table's root filter does not
+// admit (root_filter.hpp) it passes in a loop of its own, with no visit, adding their tries to
+// `tries`. Returns true when it met an erased node.
 template <class G>
-bool sweep(G& g, std::vector<vertex>& revisit, bool (*visit)(void*, vertex), void* table_state, vertex first,
-           vertex end) {
+bool sweep(G& g, std::vector<vertex>& revisit, bool (*visit)(void*, vertex), void* table_state,
+           const root_filter<G>& filter, std::size_t& tries, vertex first, vertex end) {
   const std::size_t swept = std::min<std::size_t>(end, boost::num_vertices(g));
-  std::vector<char> queued(swept, 1);  // queued[v]: v waits for the sweep or on `soon`
-  std::fill_n(queued.begin(), std::min<std::size_t>(first, swept), 0);
+  // The nodes after the sweep's place `at`, up to `swept`, wait for it; on_soon[v]: v waits on
+  // `soon`. Whatever else a rewrite touches was passed (or is new) and goes on `soon`.
+  vertex at = first;
+  std::vector<char> on_soon(swept, 0);
   bool tombstones = false;
-  // Tries v until no rule applies; the nodes its rewrites touched that the sweep has already
-  // passed (or that are new) go on `soon`.
   std::vector<vertex> soon;
+  // Tries v until no rule applies, queuing the nodes its rewrites touched.
   const auto settle = [&](vertex v) {
-    queued[v] = 0;
+    on_soon[v] = 0;
     // After a rewrite the node is looked at again at once, while its edges are in cache, until
     // no rule applies (the bound still caps a rule that never stops).
     while (!is_erased(g, v) && visit(table_state, v)) {
       for (const vertex touched : revisit) {
-        if (touched == v) continue;
-        if (touched >= queued.size()) queued.resize(boost::num_vertices(g), 0);
-        if (!queued[touched] && !is_erased(g, touched)) soon.push_back(touched), queued[touched] = 1;
+        if (touched == v || (touched > at && touched < swept)) continue;
+        if (touched >= on_soon.size()) on_soon.resize(boost::num_vertices(g), 0);
+        if (!on_soon[touched] && !is_erased(g, touched)) soon.push_back(touched), on_soon[touched] = 1;
       }
       revisit.clear();
     }
     revisit.clear();
   };
-  for (vertex v = first; v < swept; ++v) {
-    if (is_erased(g, v)) {
+  for (; at < swept; ++at) {
+    // Before the call into the table: most nodes are no rule's root.
+    if (filter.active() && (at = filter.skip(g, at, swept, tries)) == swept) break;
+    if (is_erased(g, at)) {
       tombstones = true;
       continue;
     }
-    settle(v);
+    settle(at);
     // The touched nodes are visited now, while they are in cache, not after the whole sweep.
     for (std::size_t next = 0; next < soon.size(); ++next) settle(soon[next]);
     soon.clear();
@@ -357,9 +366,13 @@ rewrite_counters apply_rules(const rule_table<Rules...>& table, Ctx& ctx, apply_
     (std::index_sequence_for<Rules...>{});
   };
   using visit_t = decltype(visit);
+  using graph_t = std::remove_reference_t<decltype(g)>;
+  auto filter = detail::root_filter<graph_t>::template of<typename Rules::root_type...>();
+  if constexpr (requires { requires Ctx::traced; })
+    if (ctx.trace) filter = {};  // the trace reports every rule at every node
   const bool tombstones = detail::sweep(
-      g, ctx.revisit, [](void* state, vertex v) { return (*static_cast<visit_t*>(state))(v); }, &visit,
-      options.resume_at, options.sweep_end);
+      g, ctx.revisit, [](void* state, vertex v) { return (*static_cast<visit_t*>(state))(v); }, &visit, filter,
+      ctx.counters.matches_tried, options.resume_at, options.sweep_end);
   if (options.compact_at_end && (tombstones || ctx.counters.nodes_removed != before.nodes_removed)) compact(g);
   return ctx.counters.since(before);
 }
