@@ -181,6 +181,18 @@ TEST_CASE("pattern: p | q matches where either does, binds the same captures, ex
   // Roles and names mix; a side that fails after binding leaves nothing behind.
   constexpr auto either = delegate(input.as(x)) | call(delegate.as(x));
   CHECK(pattern::describe(either) == "(delegate(input as x) | call(delegate as x))");
+  // One op by several names, the same operands: the names once, the operands once.
+  CHECK(pattern::describe(activation) == "op<\"aten.relu.default\" | \"aten.gelu.default\">(any as x)");
+  constexpr auto three_names = op<"relu">(any.as(x)) | op<"aten.relu.default">(any.as(x)) | op<"gelu">(any.as(x));
+  CHECK(pattern::describe(three_names) == "op<\"relu\" | \"aten.relu.default\" | \"gelu\">(any as x)");
+  constexpr auto sum_either =
+      any_order(op<"add">, any.as(x), constant.as(d)) | any_order(op<"aten.add.Tensor">, any.as(x), constant.as(d));
+  CHECK(pattern::describe(sum_either) == "any_order(op<\"add\" | \"aten.add.Tensor\">, any as x, constant as d)");
+  // Other operands, or a role beside a name: each side whole.
+  CHECK(pattern::describe(op<"relu">(any.as(x)) | op<"gelu">(input.as(x))) ==
+        "(op<\"relu\">(any as x) | op<\"gelu\">(input as x))");
+  CHECK(pattern::describe(op<"relu">(any.as(x)) | delegate(any.as(x))) ==
+        "(op<\"relu\">(any as x) | delegate(any as x))");
   CHECK(pattern::explain(either, g, testing::value_of(g, "e")) ==
         "neither alternative: operand 0 of 'e': node 'r' is delegate, expected input; node 'e' is delegate, expected "
         "call");

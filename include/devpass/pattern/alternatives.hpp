@@ -47,7 +47,26 @@ struct either_t : pattern_base<either_t<P, Q>> {
       return Q{}.match(g, v, caps);
     }
   }
-  static std::string describe() { return devpass::concat({"(", P::describe(), " | ", Q::describe(), ")"}); }
+  static std::string describe() {
+    using merged = named_op_alternative<either_t>;
+    if constexpr (merged::one_op)
+      return merged::describe(merged::names());
+    else
+      return devpass::concat({"(", P::describe(), " | ", Q::describe(), ")"});
+  }
+};
+
+// Both sides one op under other names, with the same operands (patterns.hpp).
+template <class P, class Q>
+struct named_op_alternative<either_t<P, Q>> {
+  static constexpr bool one_op =
+      named_op_alternative<P>::one_op && named_op_alternative<Q>::one_op &&
+      std::is_same_v<typename named_op_alternative<P>::rest, typename named_op_alternative<Q>::rest>;
+  using rest = typename named_op_alternative<P>::rest;
+  static std::string names() {
+    return devpass::concat({named_op_alternative<P>::names(), " | ", named_op_alternative<Q>::names()});
+  }
+  static std::string describe(const std::string& names) { return named_op_alternative<P>::describe(names); }
 };
 
 template <class P>

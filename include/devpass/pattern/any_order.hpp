@@ -48,6 +48,16 @@ struct any_order_t : pattern_base<any_order_t<Head, P, Q>> {
   }
 };
 
+template <fixed_string Name, class P, class Q>
+struct named_op_alternative<any_order_t<named_op_t<Name, false>, P, Q>> {
+  static constexpr bool one_op = true;
+  using rest = any_order_t<named_op_t<"", false>, P, Q>;
+  static std::string names() { return named_op_alternative<named_op_t<Name, false>>::names(); }
+  static std::string describe(const std::string& names) {
+    return devpass::concat({"any_order(op<", names, ">, ", P::describe(), ", ", Q::describe(), ")"});
+  }
+};
+
 // any_order(head, p, q): head is a role or named op pattern given no operands.
 template <op_kind K, class P, class Q>
 constexpr any_order_t<op_t<K, false>, P, Q> any_order(op_t<K, false>, P, Q) {

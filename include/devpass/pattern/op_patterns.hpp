@@ -161,6 +161,16 @@ struct named_op_t : pattern_base<named_op_t<Name, HasOperands, Operands...>> {
   }
 };
 
+template <fixed_string Name, bool HasOperands, class... Operands>
+struct named_op_alternative<named_op_t<Name, HasOperands, Operands...>> {
+  static constexpr bool one_op = true;
+  using rest = named_op_t<"", HasOperands, Operands...>;
+  static std::string names() { return devpass::concat({"\"", Name.view(), "\""}); }
+  static std::string describe(const std::string& names) {
+    return detail::describe_with_operands<HasOperands, Operands...>(devpass::concat({"op<", names, ">"}));
+  }
+};
+
 // op<"name">: see the header comment.
 template <fixed_string Name>
 inline constexpr named_op_t<Name, false> op{};

@@ -40,6 +40,17 @@ constexpr int fixed_arity(op_kind k) {
 template <class P, class C>
 struct bound;
 
+// `p | q` where each side is one op pattern under another name with the same operands (a table
+// naming an op by several names: op<"relu">(x) | op<"aten.relu.default">(x)) describes itself
+// with the names once and the operands once: op<"relu" | "aten.relu.default">(x)
+// (alternatives.hpp). Specialised for named ops (op_patterns.hpp), any_order over a named op
+// (any_order.hpp) and alternatives of those; `rest` is what must be the same on both sides.
+template <class P>
+struct named_op_alternative {
+  static constexpr bool one_op = false;
+  using rest = void;
+};
+
 // A root pattern with its guard: `pattern [guard]`.
 template <class Root, class Guard>
 struct guarded {

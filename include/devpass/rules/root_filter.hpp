@@ -123,7 +123,7 @@ class root_filter {
     if (tries_per_output_ != 0) return pass<true>(g, v, end, tries, [&](vertex u) { return admits(g, u); });
     if (op_count_ == 0)
       return pass<false>(g, v, end, tries, [&, roles = roles_](vertex u) {
-        return (roles >> static_cast<unsigned>(role_of(g, u)) & 1u) != 0;
+        return ((static_cast<unsigned>(roles) >> static_cast<unsigned>(role_of(g, u))) & 1u) != 0;
       });
     if constexpr (by_op)
       if (roles_ == 0 && op_count_ == 1)
