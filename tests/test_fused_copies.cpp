@@ -132,7 +132,7 @@ void count_planned(const graph& g, const propagate_options& options) {
     ++planned;
   if (options.policy == copy_policy::devpass && verify_propagation_input(g).ok()) {
     graph copy = g;
-    if (propagation::fused::insert_shared_copies_planned(copy, options).handed_over_at == boost::num_vertices(g))
+    if (propagation::fused::insert_shared_copies_in_one_sweep(copy, options).handed_over_at == boost::num_vertices(g))
       ++swept;
   }
 }
@@ -319,7 +319,7 @@ graph wide_fan_in() {
 namespace {
 // Where the devpass sweep hands a graph to the driver (its vertex count: nowhere).
 vertex handed_over_at(graph&& g, const propagate_options& options = {}) {
-  return propagation::fused::insert_shared_copies_planned(g, options).handed_over_at;
+  return propagation::fused::insert_shared_copies_in_one_sweep(g, options).handed_over_at;
 }
 // Fused and literal runs of a graph the writer may refuse, compared through the concept. Made
 // afresh for each (a graph with a tombstone cannot be copied).
@@ -384,7 +384,7 @@ TEST_CASE("fused devpass path: hands a node it does not cover to the driver, whi
     return g;
   };
   graph fused = misplaced(), literal = misplaced();
-  CHECK_THROWS_WITH_AS(propagation::fused::insert_shared_copies_planned(fused, propagate_options{}),
+  CHECK_THROWS_WITH_AS(propagation::fused::insert_shared_copies_in_one_sweep(fused, propagate_options{}),
                        "rule 2 (of 3 in its table) was applied 93 times without reaching a fixed point (bound 92); a "
                        "context with rules::tracing::on names it as written",
                        rules::rewrite_error);

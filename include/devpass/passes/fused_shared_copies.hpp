@@ -1,16 +1,10 @@
-// devpass/passes/fused_shared_copies.hpp — the devpass policy's insert-shared-copies without the
-// rewrite driver: a plan, one read-only sweep that reads each node's slots once and lists the copy
-// its rule in devpass_copy_table gives each slot, then the making, which makes the listed copies
-// in that order (docs/device-propagation.md, "The fused devpass path"). The graph it leaves is the
-// one the table leaves under the worklist driver, node for node in the same order, and it reports
-// the counters that driver reports for the table, matches_tried included: the tries the driver
-// makes and this path does not (its retries after each rewrite, its visits to the nodes a rewrite
-// touched) are counted, not made.
-//
-// Why plan first: nothing changes until the plan has read every node, so the plan's sweep also
-// visits each node for propagate_device's input sweep (input_sweep.hpp), which is finished, and
-// may refuse the graph, before the first copy is made: the graph is read once, and a refused
-// graph is left as it was given.
+// devpass/passes/fused_shared_copies.hpp — the devpass policy's insert-shared-copies as one sweep
+// over the readers, without the rewrite driver: each node's slots are read once and each slot
+// gets the copy its rule in devpass_copy_table gives it (docs/device-propagation.md, "The fused
+// devpass path"). The graph it leaves is the one the table leaves under the worklist driver, node
+// for node in the same order, and it reports the counters that driver reports for the table,
+// matches_tried included: the tries the driver makes and this sweep does not (its retries after
+// each rewrite, its visits to the nodes a rewrite touched) are counted, not made.
 //
 // Why the counts are the driver's (rules/rewrite_driver.hpp). At a node the table's three rules
 // are tried in order, each at every slot; the first that applies fires and the node is tried
@@ -21,23 +15,20 @@
 // right side and never fires again. The visit that finds nothing tries every slot under each of
 // its rules. The nodes a rewrite touched are then visited once: the new copy (an h2d copy reads
 // on the host, so rule 3 tries its one slot; a d2h or d2d copy tries nothing) and the value's
-// producer when the driver's sweep has passed it (each of its slots under its rules; nothing
-// fires there, since its own slots were settled and its operands did not change).
+// producer when the sweep has passed it (each of its slots under its rules; nothing fires there,
+// since its own slots were settled and its operands did not change).
 //
-// The plan covers nodes that are not erased and, when they read anything under the table, have
+// The sweep covers nodes that are not erased and, when they read anything under the table, have
 // each input slot fed by exactly one in-edge (the driver's operand cache then sees `arity`
 // connected slots) and, for a device delegate, value 0 on the delegate's device (else a copy into
-// it would be copied again). The input check does not rule all of these out (it skips erased
-// nodes, and does not read the slot of a node's single in-edge). At the first node the plan does
-// not cover, the graph goes to the driver once the copies planned before it are made, and the
-// driver goes on with its sweep there (apply_options::resume_at): the nodes before it, and the
-// copies made, are in the state the driver would have left them in, with nothing to visit.
+// it would be copied again). At the first node it does not cover, it hands the graph to the
+// driver, which goes on with its sweep there (apply_options::resume_at): the nodes before it, and
+// the copies made, are in the state the driver would have left them in, with nothing to visit.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <span>
 #include <vector>
@@ -59,17 +50,16 @@ std::uint32_t shared_rules_at(const G& g, vertex v, bool skip_d2h_for_method_out
   return reads_operands_on_host(g, v, skip_d2h_for_method_outputs) ? 1 : 0;
 }
 
-// What the phase did: the counters and copies of the whole phase, the node where it handed the
-// graph to the driver (the number of vertices when the plan covered every node), and whether it
-// left every value marked with where it lives (annotate-devices' work: asked for and every node
-// covered).
-struct planned_result {
+// What the sweep did: the counters and copies of the whole phase, the node where it handed the
+// graph to the driver (the number of vertices when it covered every node), and whether it left
+// every value marked with where it lives (annotate-devices' work: asked for and every node covered).
+struct one_sweep_result {
   phase_result result{};
   vertex handed_over_at = 0;
   bool values_marked = false;
 };
 
-// A reader's slots as the plan reads them: the value and where it lives. On the stack for the
+// A reader's slots as the sweep reads them: the value and where it lives. On the stack for the
 // few slots most nodes have.
 class slot_reads {
  public:
@@ -105,67 +95,8 @@ class slot_reads {
   std::span<slot> slots_;
 };
 
-// A slot the table rewires: consumer's slot `slot` reads (producer, output) and gets a copy of
-// `kind`. In the order the driver rewires them: by consumer, then (a device delegate) its h2d
-// slots before its d2d slots, each kind by slot. Vertices as 32 bits: the list is the plan's
-// only storage, written and read once.
-struct shared_site {
-  std::uint32_t consumer, slot, producer, output;
-  op_kind kind;
-};
-
-// The plan: the sites, the nodes it covers, and the tries of the visits that find nothing more.
-struct shared_plan {
-  std::vector<shared_site> sites;
-  vertex covered = 0;             // the nodes [0, covered): the driver goes on from `covered`
-  std::size_t settled_tries = 0;  // every covered reader's slots under each of its rules
-};
-
-// Plans insert-shared-copies on g without changing it. `input`, when given, is propagate_device's
-// input sweep: the plan visits each node for it as it passes (the caller finishes it). `checked`:
-// the plan is used only on a graph the input check accepts, where a device delegate's value 0
-// lives on its device (a delegate's outputs are marked, if at all, on its device), so that is not
-// read again.
-template <class G>
-shared_plan plan_shared_copies(const G& g, bool skip_d2h, input_sweep<G>* input, bool checked) {
-  shared_plan p;
-  const vertex n = boost::num_vertices(g);
-  if (n >= std::numeric_limits<std::uint32_t>::max()) return p;  // too many for the sites: the driver's
-  slot_reads slots;
-  const auto site = [&](vertex v, std::uint32_t s, op_kind kind) {
-    const value_ref x = slots[s].value;
-    p.sites.push_back({static_cast<std::uint32_t>(v), s, static_cast<std::uint32_t>(x.producer), x.output, kind});
-  };
-  p.sites.reserve(boost::num_edges(g));  // a site per slot at most: one allocation, filled as far as needed
-  vertex v = 0;
-  for (; v < n; ++v) {
-    const bool erased = is_erased(g, v);
-    const std::uint32_t rules_here = erased ? 0 : shared_rules_at(g, v, skip_d2h);
-    const std::uint32_t arity = rules_here ? arity_of(g, v) : 0;
-    const bool fed_once = rules_here && slots.read(g, v, arity);
-    if (input) input->visit(g, v, fed_once);  // its slots are not read again
-    if (erased) break;
-    if (rules_here == 0) continue;  // no rule tries it, whatever its slots
-    if (!fed_once) break;
-    if (rules_here == 2) {  // a device delegate: rule 1's h2d copies, then rule 2's d2d copies
-      const device at = node_device(g, v);
-      if (!checked && location_of(g, value_ref{v, 0}) != at) break;
-      for (std::uint32_t s = 0; s < arity; ++s)
-        if (slots[s].from.is_host()) site(v, s, op_kind::h2d_copy);
-      for (std::uint32_t s = 0; s < arity; ++s)
-        if (!slots[s].from.is_host() && slots[s].from != at) site(v, s, op_kind::d2d_copy);
-    } else {  // a node that reads on the host: rule 3's d2h copies
-      for (std::uint32_t s = 0; s < arity; ++s)
-        if (!slots[s].from.is_host()) site(v, s, op_kind::d2h_copy);
-    }
-    p.settled_tries += std::size_t{arity} * rules_here;
-  }
-  p.covered = v;
-  return p;
-}
-
 // Marks node v's values where they live (mark_values_of). `checked`: on a graph the input check
-// accepts, where a value a delegate, call or copy produces lives where its producer puts it
+// accepted, where a value a delegate, call or copy produces lives where its producer puts it
 // (marked there, if at all), so its mark is written without being read.
 template <class G>
 void mark_values_where_they_live(G& g, vertex v, bool checked) {
@@ -175,41 +106,42 @@ void mark_values_where_they_live(G& g, vertex v, bool checked) {
     mark_device(g, {v, k}, produced ? *produced : location_of(g, value_ref{v, k}));
 }
 
-// The phase: the plan (and, given one not finished, propagate_device's input sweep, finished
-// before anything changes), the copies it lists, then the driver from the first node it does not
-// cover.
+// The phase: the sweep, then the driver from the first node it does not cover.
 //
-// With mark_values, it also marks each covered node's values as it passes the node (each copy
-// comes marked from the model's add_copy): where a value lives does not change while copies are
+// With mark_values, it also marks each node's values as it passes the node (each copy comes
+// marked from the model's add_copy): where a value lives does not change while copies are
 // inserted (nor when round trips are elided after), so this is annotate-devices' result without a
 // sweep of its own (docs/performance.md#what-each-design-choice-saves).
 template <class G, class Options>
-planned_result insert_shared_copies_planned(G& g, const Options& o, bool mark_values = false) {
-  input_sweep<G>* const input = input_sweep_left_in<G>(o);
-  const bool skip_d2h = o.skip_d2h_for_method_outputs;
-  bool checked = false;  // propagate_device's input check accepts the graph before the plan is used
-  if constexpr (requires { o.input; }) checked = o.input && o.input->checks();
-  const shared_plan plan = plan_shared_copies(g, skip_d2h, input, checked);
-  if (input) input->finish(g);  // refuses a graph that fails the input check, before any change
-
+one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o, bool mark_values = false) {
+  // Whether propagate_device's input check accepted the graph: a device delegate's value 0 then
+  // lives on its device (a delegate's outputs are marked, if at all, on its device), so that is
+  // not read again.
+  bool checked = false;
+  if constexpr (requires { o.input; }) checked = o.input && o.input->finished() && o.input->checks();
   rules::rewrite_context<propagate_options, G, rules::tracing::off> ctx(g, o, rewrite_state_for(g, o));
   rules::rewrite_counters& counted = ctx.counters;
   const std::size_t bound = 4 * (boost::num_vertices(g) + boost::num_edges(g)) + 64;  // the driver's, of the input
+  const bool skip_d2h = o.skip_d2h_for_method_outputs;
+  slot_reads slots;
   std::array<vertex, 8> touched_few;  // a node's touched producers, while they are few
   std::vector<vertex> touched_by;     // else: the node whose rewrites last touched each
   const vertex n = boost::num_vertices(g);
   room_populator<G> room;
-  // The phase makes one copy per value, kind and device (shared_copy finds any there is first),
+  // The sweep makes one copy per value, kind and device (shared_copy finds any there is first),
   // named after all three: its candidate ids differ from each other.
   ctx.candidate_ids_free = candidates_free<G>(ctx.ids);
-  const std::span<const shared_site> sites = plan.sites;
-  std::size_t next = 0;  // the first site not made yet
-  for (vertex v = 0; v < plan.covered; ++v) {
-    if (mark_values) mark_values_where_they_live(g, v, checked);
-    if (next == sites.size() || sites[next].consumer != v) continue;
+  vertex v = 0;
+  for (; v < n; ++v) {
     room.step(g);
+    if (is_erased(g, v)) break;
+    if (mark_values) mark_values_where_they_live(g, v, checked);
+    const std::uint32_t rules_here = shared_rules_at(g, v, skip_d2h);
+    if (rules_here == 0) continue;  // no rule tries it, whatever its slots
     const std::uint32_t arity = arity_of(g, v);
+    if (!slots.read(g, v, arity)) break;
     const device at = node_device(g, v);
+    if (rules_here == 2 && !checked && location_of(g, value_ref{v, 0}) != at) break;
     // The producers this node's rewrites touched: the driver visits each once, after the node.
     std::size_t touched = 0;
     const auto first_touch = [&](vertex producer) {
@@ -225,40 +157,40 @@ planned_result insert_shared_copies_planned(G& g, const Options& o, bool mark_va
       touched_by[producer] = v;
       return true;
     };
-    // A site fires after `tries` tries at this visit: the copy, the rewiring, and the visits the
-    // driver then makes to the new copy and to a producer its sweep has passed.
-    const auto fire = [&]<op_kind Kind>(const shared_site& site, device side, std::size_t tries) {
-      const value_ref x{site.producer, site.output};
+    // Slot s fires after `tries` tries at this visit: the copy, the rewiring, and the visits the
+    // driver then makes to the new copy and to a producer the sweep has passed.
+    const auto fire = [&]<op_kind Kind>(std::uint32_t s, device side, std::size_t tries) {
+      const value_ref x = slots[s].value;
       const std::size_t made_before = counted.nodes_added;
       const vertex copy = rules::detail::shared_copy<Kind>(ctx, x, side);
-      set_operand(g, v, site.slot, value_ref{copy, 0});
+      set_operand(g, v, s, value_ref{copy, 0});
       ctx.revisit.clear();
       ++counted.rewrites;
       counted.matches_tried += tries;
       if (Kind == op_kind::h2d_copy && counted.nodes_added != made_before) ++counted.matches_tried;
       const vertex producer = x.producer;
-      if (producer < v && first_touch(producer))  // else the driver visits it later (or it is v)
+      if (producer < v && first_touch(producer))  // else the sweep visits it later (or it is v)
         counted.matches_tried += std::size_t{arity_of(g, producer)} * shared_rules_at(g, producer, skip_d2h);
     };
-    for (; next < sites.size() && sites[next].consumer == v; ++next) {
-      const shared_site& site = sites[next];
-      switch (site.kind) {
-        case op_kind::h2d_copy: fire.template operator()<op_kind::h2d_copy>(site, at, site.slot + 1); break;
-        case op_kind::d2d_copy: fire.template operator()<op_kind::d2d_copy>(site, at, arity + site.slot + 1); break;
-        default:
-          fire.template operator()<op_kind::d2h_copy>(site, device_of(g, value_ref{site.producer, site.output}),
-                                                      site.slot + 1);
-      }
+    if (rules_here == 2) {  // a device delegate: rule 1's h2d copies, then rule 2's d2d copies
+      for (std::uint32_t s = 0; s < arity; ++s)
+        if (slots[s].from.is_host()) fire.template operator()<op_kind::h2d_copy>(s, at, s + 1);
+      for (std::uint32_t s = 0; s < arity; ++s)
+        if (!slots[s].from.is_host() && slots[s].from != at)
+          fire.template operator()<op_kind::d2d_copy>(s, at, arity + s + 1);
+    } else {  // a node that reads on the host: rule 3's d2h copies
+      for (std::uint32_t s = 0; s < arity; ++s)
+        if (!slots[s].from.is_host())
+          fire.template operator()<op_kind::d2h_copy>(s, device_of(g, slots[s].value), s + 1);
     }
+    counted.matches_tried += std::size_t{arity} * rules_here;  // the visit that finds nothing more
   }
-  counted.matches_tried += plan.settled_tries;
-  ctx.candidate_ids_free = false;  // the driver asks the allocator, which then reads the phase's copies
-  if (plan.covered < n)
-    (void)rules::apply_rules(devpass_copy_table, ctx, {.bound = bound, .resume_at = plan.covered, .sweep_end = n});
-  planned_result done;
+  ctx.candidate_ids_free = false;  // the driver asks the allocator, which then reads the sweep's copies
+  if (v < n) (void)rules::apply_rules(devpass_copy_table, ctx, {.bound = bound, .resume_at = v, .sweep_end = n});
+  one_sweep_result done;
   done.result = table_result(counted, ctx);
-  done.handed_over_at = plan.covered;
-  done.values_marked = mark_values && plan.covered == n;
+  done.handed_over_at = v;
+  done.values_marked = mark_values && v == n;
   return done;
 }
 }  // namespace fused
@@ -276,17 +208,15 @@ struct elide_shared_round_trips : elide_round_trips {
 
 // insert-shared-copies, elide-round-trips (when on) and annotate-devices: the devpass policy's
 // part of the stock pipeline, one phase reported to the instrumentation as those three.
-// insert-shared-copies is planned and made (above) when the policy's fuse_shared_copies knob is
-// on and the run is not traced (a trace reports the rules tried), and the making also marks the
-// values when the instrumentation does not look at the graph between phases, so that
-// annotate-devices has nothing left to do when the plan covered every node; otherwise each runs
-// as in a pipeline that lists the three itself. It takes propagate_device's input sweep: the plan
-// visits each node for it, the rule table runs after it is finished.
+// insert-shared-copies is one sweep when the policy's fuse_shared_copies knob is on and the run
+// is not traced (a trace reports the rules tried), and that sweep also marks the values when the
+// instrumentation does not look at the graph between phases, so that annotate-devices has nothing
+// left to do when the sweep covered every node; otherwise each runs as in a pipeline that lists
+// the three itself.
 struct shared_copies : for_copy_policy<copy_policy::devpass> {
   static constexpr std::string_view name = "devpass-copies";
   using expects = type_list<capabilities::devices_assigned>;
   using provides = type_list<capabilities::copies_explicit, capabilities::round_trips_elided>;
-  static constexpr bool takes_input_sweep = true;
 
   template <class Policy, class G, class Options, class Instrumentation>
   phase_result run_reporting(G& g, const Options& o, Instrumentation& instrumentation) const {
@@ -294,12 +224,11 @@ struct shared_copies : for_copy_policy<copy_policy::devpass> {
     bool values_marked = false;
     if constexpr (knobs_of<Policy>().fuse_shared_copies && !requires { o.trace; }) {
       reported.begin(insert_shared_copies::name);
-      const fused::planned_result made =
-          fused::insert_shared_copies_planned(g, o, !pipeline::inspects_graph(instrumentation));
-      reported.end(insert_shared_copies::name, made.result);
-      values_marked = made.values_marked;
+      const fused::one_sweep_result swept =
+          fused::insert_shared_copies_in_one_sweep(g, o, !pipeline::inspects_graph(instrumentation));
+      reported.end(insert_shared_copies::name, swept.result);
+      values_marked = swept.values_marked;
     } else {
-      if (input_sweep<G>* input = input_sweep_left_in<G>(o)) input->finish(g);
       reported.run(insert_shared_copies{}, o);
     }
     // The devpass insertion never makes a round trip: it copies a device value straight to where

@@ -5,10 +5,10 @@
 // check is refused, naming the first node and field, before anything changes.
 //
 // propagate_device gives it to its phases (seeded_options). A phase that reads every node before
-// it changes any (both copy phases plan first: fused_executorch_copies.hpp,
-// fused_shared_copies.hpp) takes it when it is the first to run: it visits each node as it passes
-// it and finishes the sweep before it changes anything, so that the graph is read once, not
-// twice. Otherwise propagate_device finishes it before the phases run.
+// it changes any (the fused executorch plan, fused_executorch_copies.hpp) takes it when it is the
+// first to run: it visits each node as it passes it and finishes the sweep before it changes
+// anything, so that the graph is read once, not twice. Otherwise propagate_device finishes it
+// before the phases run.
 #pragma once
 
 #include <cstdint>
@@ -28,16 +28,13 @@ class input_sweep {
   // `check`: run the input check too (copies enabled; ExecuTorch's legacy mode makes none).
   explicit input_sweep(bool check) : check_(check) {}
 
-  // Node v, the next one in vertex order (the nodes before it were visited). `slots_fed_once`:
-  // the caller found each of v's input slots fed by exactly one in-edge.
-  void visit(const G& g, vertex v, bool slots_fed_once = false) {
+  // Node v, the next one in vertex order (the nodes before it were visited).
+  void visit(const G& g, vertex v) {
     next_ = v + 1;
     if (is_erased(g, v)) return;
     before.add(g, v);
     seed.add(g, v);
-    if (!check_) return;
-    if (!slots_fed_once) devpass::detail::check_slots(report_, g, v);
-    devpass::detail::check_propagation_devices(report_, g, v, bad_reads_);
+    if (check_) devpass::detail::check_propagation_input(report_, g, v, bad_reads_);
   }
 
   // Visits the nodes not visited yet; then refuses the graph (throws the check's first problem,

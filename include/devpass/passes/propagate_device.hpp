@@ -2,8 +2,8 @@
 // and cheap, with ExecuTorch's PropagateDevicePass semantics under the `executorch` policy and
 // fewer copies under the default `devpass` policy (docs/device-propagation.md). The phases are
 // propagation_phases.hpp's; under the executorch policy the stock pipeline plans its three copy
-// phases as one (fused_executorch_copies.hpp), under the devpass policy it plans its copies and
-// then makes them, annotating the values as it goes (fused_shared_copies.hpp). With
+// phases as one (fused_executorch_copies.hpp), under the devpass policy it inserts the copies in
+// one sweep that also annotates the values (fused_shared_copies.hpp). With
 // enable_non_cpu_memory_planning off (ExecuTorch's legacy mode) only tag_delegate_devices runs.
 #pragma once
 
@@ -40,10 +40,11 @@ bool first_phase_takes_input_sweep(const propagate_options& o) {
   std::apply(
       [&](const auto&... phase) {
         const auto look = [&]<class Phase>(const Phase& p) {
-          if constexpr (Phase::template compiled_in<Policy>)
-            if (!found && pipeline::phase_active(p, o)) found = true, takes = requires {
-                Phase::takes_input_sweep;
-              };
+          if constexpr (Phase::template compiled_in<Policy>) {
+            if (found || !pipeline::phase_active(p, o)) return;
+            found = true;
+            takes = requires { Phase::takes_input_sweep; };
+          }
         };
         (look(phase), ...);
       },
@@ -66,7 +67,7 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   // rewrite states the phases make nodes with (devpass::graph: its ids' suffixes, which its id
   // allocator would otherwise read every node again for;
   // docs/performance.md#what-each-design-choice-saves). The first phase makes it as it reads the
-  // graph when it takes it (the copy phases), else it is made here.
+  // graph when it takes it (the fused executorch plan), else it is made here.
   propagate_stats stats;
   input_sweep<G> input(options.enable_non_cpu_memory_planning);
   if (!first_phase_takes_input_sweep<Policy>(options)) input.finish(g);

@@ -44,7 +44,7 @@ struct propagate_knobs {
   // pass that makes only the copies elision would keep (fused_executorch_copies.hpp): the same
   // graph and the same (logical) counters. false: the three rule tables run literally.
   bool fuse_executorch_copies = true;
-  // The devpass policy's insert-shared-copies planned in one sweep over the readers, then made
+  // The devpass policy's insert-shared-copies as one sweep over the readers
   // (fused_shared_copies.hpp): the same graph and the same (logical) counters. false: the rule
   // table runs under the worklist driver.
   bool fuse_shared_copies = true;
