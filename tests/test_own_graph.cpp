@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "convert.hpp"
@@ -160,6 +161,77 @@ TEST_CASE("own graph: a refused input names the node by the model's own name") {
       propagate_device(g, {.policy = copy_policy::executorch, .skip_h2d_for_method_inputs = true}),
       "node 'a': consumers: skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), "
       "this one has 't', 'u'");
+}
+
+namespace {
+// Everything a pass could change, in storage order: per vertex its fields through the concept and
+// its in- and out-edges as stored (the other end, output, slot, position), then how many
+// vertices and edges there are and (the own IR) how many values and names its module holds.
+template <class G>
+std::string storage_of(const G& g) {
+  std::string text =
+      std::to_string(boost::num_vertices(g)) + " vertices, " + std::to_string(boost::num_edges(g)) + " edges\n";
+  const auto edge_text = [&](vertex other, const typename G::edge_descriptor& e) {
+    return " " + std::to_string(other) + ":" + std::to_string(edge_output(g, e)) + "/" +
+           std::to_string(edge_slot(g, e)) + "@" + std::to_string(g[e].*edge_fields<G>::position);
+  };
+  for (vertex v = 0; v < boost::num_vertices(g); ++v) {
+    text += display_name(g, v) + " " + std::string(to_string(role_of(g, v))) + " on " + to_string(node_device(g, v)) +
+            " arity " + std::to_string(arity_of(g, v)) + (is_erased(g, v) ? " erased" : "") + " in";
+    for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) text += edge_text(boost::source(e, g), e);
+    text += " out";
+    for (const auto e : boost::make_iterator_range(boost::out_edges(v, g))) text += edge_text(boost::target(e, g), e);
+    for (std::uint32_t k = 0; k < output_count(g, v); ++k) {
+      const auto mark = marked_device(g, value_ref{v, k});
+      text += " | " + (mark ? to_string(*mark) : std::string("unmarked"));
+    }
+    text += "\n";
+  }
+  if constexpr (std::is_same_v<G, mycc::ir_graph>)
+    text += std::to_string(g[boost::graph_bundle].values.size()) + " values, " +
+            std::to_string(g[boost::graph_bundle].names.size()) + " names\n";
+  return text;
+}
+
+// Propagates g (whose last node the input check refuses) under every policy, with and without
+// skip_h2d, and requires each run to throw naming that node and to leave g as it was.
+template <class G>
+void refused_as_given(G& g) {
+  const vertex last = boost::num_vertices(g) - 1;
+  const std::string before = storage_of(g);
+  for (const auto policy : {copy_policy::devpass, copy_policy::executorch})
+    for (const bool skip_h2d : {false, true}) {
+      CAPTURE(policy == copy_policy::devpass);
+      CAPTURE(skip_h2d);
+      try {
+        propagate_device(g, {.policy = policy, .skip_h2d_for_method_inputs = skip_h2d});
+        FAIL("expected a graph_error");
+      } catch (const graph_error& e) {
+        CHECK(e.node() == display_name(g, last));
+        CHECK(e.field() == "inputs");
+      }
+      CHECK(storage_of(g) == before);
+    }
+}
+}  // namespace
+
+TEST_CASE("own graph: a graph whose last node is refused is left as given, both models, policies and skip_h2d") {
+  // Every copy phase plans the nodes before the last one, which need copies (an h2d into t and
+  // u, a d2h for w), before the input check reaches the output node, the last.
+  const devpass::graph source =
+      read_graph_file(devpass::testing_support::graph_path("cases/d2h_extra_cpu_consumer.json"));
+  {
+    devpass::graph accepted = source;
+    CHECK(propagate_device(accepted, {}).after.copies() > 0);
+  }
+  const auto refused = [](auto& g) {  // a third in-edge into the output node, whose arity is 2
+    boost::add_edge(vertex{0}, boost::num_vertices(g) - 1, g);
+    refused_as_given(g);
+  };
+  devpass::graph g = source;
+  refused(g);
+  mycc::ir_graph own = mycc::from_devpass(source);
+  refused(own);
 }
 
 TEST_CASE("own graph: a user rule table runs on the model: the elision rules after a run without elision") {

@@ -69,6 +69,14 @@ inline std::optional<device> produces_on(op_kind op, device at) {
   for (auto& [slot, text] : bad_reads) r.add(node, concat({"inputs[", std::to_string(slot), "]"}), std::move(text));
 }
 
+// The same for node v of g: its name, too, is read only for a bad graph, so that the check of
+// every good node builds no string (and is small enough to inline into the sweep that makes it).
+template <class G>
+[[gnu::cold, gnu::noinline]] void report_produced_device_of(verify_report& r, const G& g, vertex v, std::uint32_t k,
+                                                            device produced, device marked) {
+  report_produced_device(r, display_name(g, v), k, role_of(g, v), produced, marked);
+}
+
 // A value whose producer fixes where it lives (a delegate, a call, a copy) must not be marked
 // elsewhere by its spec: one problem per such output.
 template <class G>
@@ -78,7 +86,7 @@ void check_produced_devices(verify_report& r, const G& g, vertex v) {
   if (!produced) return;
   for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k)
     if (const auto d = marked_device(g, value_ref{v, k}); d && *d != *produced) [[unlikely]]
-      report_produced_device(r, display_name(g, v), k, op, *produced, *d);
+      report_produced_device_of(r, g, v, k, *produced, *d);
 }
 
 // Each operand of node v read on the wrong device, by slot ("inputs[k]"). Edges that

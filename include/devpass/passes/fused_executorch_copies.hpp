@@ -323,6 +323,7 @@ struct executorch_copies : for_copy_policy<copy_policy::executorch> {
   static constexpr std::string_view name = "executorch-copies";
   using expects = type_list<capabilities::devices_assigned>;
   using provides = type_list<capabilities::copies_explicit, capabilities::round_trips_elided>;
+  static constexpr bool takes_input_sweep = true;  // the plan visits each node for it, or it is finished first
 
   // Whether a run with these options and this instrumentation plans (the fused path; the plan
   // may still decline the graph): the policy's knob, an untraced run, an instrumentation that
@@ -342,9 +343,7 @@ struct executorch_copies : for_copy_policy<copy_policy::executorch> {
     pipeline::constituent_reporter<phase_result, G, Instrumentation> reported{g, instrumentation};
     reported.begin(insert_input_copies::name);
     std::optional<fused::plan> plan;
-    input_sweep<G>* input = nullptr;  // propagate_device's, when it left the sweep to this phase
-    if constexpr (requires { o.input; })
-      if (o.input && !o.input->finished()) input = o.input;
+    input_sweep<G>* const input = input_sweep_left_in<G>(o);
     if (plans<Policy>(o, instrumentation)) plan = plan_executorch_copies(g, o, elide, input);
     if (input) input->finish(g);  // refuses a graph that fails the input check, before any change
     if (!plan) {

@@ -29,11 +29,14 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "devpass/graph/graph.hpp"
 #include "devpass/graph/reserve.hpp"
+#include "devpass/graph/verify_devices.hpp"
+#include "devpass/passes/input_sweep.hpp"
 #include "devpass/passes/propagation_phases.hpp"
 
 namespace devpass::propagation {
@@ -92,6 +95,17 @@ class slot_reads {
   std::span<slot> slots_;
 };
 
+// Marks node v's values where they live (mark_values_of). `checked`: on a graph the input check
+// accepted, where a value a delegate, call or copy produces lives where its producer puts it
+// (marked there, if at all), so its mark is written without being read.
+template <class G>
+void mark_values_where_they_live(G& g, vertex v, bool checked) {
+  const std::optional<device> produced =
+      checked ? devpass::detail::produces_on(role_of(g, v), node_device(g, v)) : std::nullopt;
+  for (std::uint32_t k = 0, outputs = output_count(g, v); k < outputs; ++k)
+    mark_device(g, {v, k}, produced ? *produced : location_of(g, value_ref{v, k}));
+}
+
 // The phase: the sweep, then the driver from the first node it does not cover.
 //
 // With mark_values, it also marks each node's values as it passes the node (each copy comes
@@ -100,6 +114,11 @@ class slot_reads {
 // sweep of its own (docs/performance.md#what-each-design-choice-saves).
 template <class G, class Options>
 one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o, bool mark_values = false) {
+  // Whether propagate_device's input check accepted the graph: a device delegate's value 0 then
+  // lives on its device (a delegate's outputs are marked, if at all, on its device), so that is
+  // not read again.
+  bool checked = false;
+  if constexpr (requires { o.input; }) checked = o.input && o.input->finished() && o.input->checks();
   rules::rewrite_context<propagate_options, G, rules::tracing::off> ctx(g, o, rewrite_state_for(g, o));
   rules::rewrite_counters& counted = ctx.counters;
   const std::size_t bound = 4 * (boost::num_vertices(g) + boost::num_edges(g)) + 64;  // the driver's, of the input
@@ -116,13 +135,13 @@ one_sweep_result insert_shared_copies_in_one_sweep(G& g, const Options& o, bool 
   for (; v < n; ++v) {
     room.step(g);
     if (is_erased(g, v)) break;
-    if (mark_values) mark_values_of(g, v);
+    if (mark_values) mark_values_where_they_live(g, v, checked);
     const std::uint32_t rules_here = shared_rules_at(g, v, skip_d2h);
     if (rules_here == 0) continue;  // no rule tries it, whatever its slots
     const std::uint32_t arity = arity_of(g, v);
     if (!slots.read(g, v, arity)) break;
     const device at = node_device(g, v);
-    if (rules_here == 2 && location_of(g, value_ref{v, 0}) != at) break;
+    if (rules_here == 2 && !checked && location_of(g, value_ref{v, 0}) != at) break;
     // The producers this node's rewrites touched: the driver visits each once, after the node.
     std::size_t touched = 0;
     const auto first_touch = [&](vertex producer) {
@@ -212,8 +231,12 @@ struct shared_copies : for_copy_policy<copy_policy::devpass> {
     } else {
       reported.run(insert_shared_copies{}, o);
     }
+    // The devpass insertion never makes a round trip: it copies a device value straight to where
+    // it is read (a d2d between devices), and only host readers get a d2h. So on a graph that
+    // held no copy before the pass there is nothing to elide, and the elision sweep is skipped.
+    // Tested: tests/test_propagate_properties.cpp runs the elision table after such runs.
     if constexpr (elide_shared_round_trips::compiled_in<Policy>)
-      if (elide_shared_round_trips{}.active(o)) reported.run(elide_round_trips{}, o);
+      if (elide_shared_round_trips{}.active(o) && may_hold_copies_before(o)) reported.run(elide_round_trips{}, o);
     if (values_marked)
       reported.done_by_another(annotate_devices::name);
     else

@@ -4,10 +4,11 @@
 // the input check (what verify_propagation_input checks, node by node). A graph that fails the
 // check is refused, naming the first node and field, before anything changes.
 //
-// propagate_device runs it whole before its phases, unless the first phase to look at the graph
-// reads every node anyway without changing it (the fused executorch plan): that phase then visits
-// each node as it passes it and finishes the sweep before it changes anything, so that the graph
-// is read once, not twice (docs/device-propagation.md#the-fused-executorch-path).
+// propagate_device gives it to its phases (seeded_options). A phase that reads every node before
+// it changes any (the fused executorch plan, fused_executorch_copies.hpp) takes it when it is the
+// first to run: it visits each node as it passes it and finishes the sweep before it changes
+// anything, so that the graph is read once, not twice. Otherwise propagate_device finishes it
+// before the phases run.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,9 @@ class input_sweep {
 
   // Whether finish() has run (and accepted the graph).
   [[nodiscard]] bool finished() const { return finished_; }
+  // Whether it runs the input check: a graph it accepts then meets verify_propagation_input's
+  // preconditions, and one it refuses is refused before any phase changes it.
+  [[nodiscard]] bool checks() const { return check_; }
 
   copy_census before;      // the copies the graph held before the pass
   rewrite_seed_t<G> seed;  // for the rewrite states the phases make
@@ -57,5 +61,24 @@ class input_sweep {
   verify_report report_;
   std::vector<std::pair<std::uint32_t, std::string>> bad_reads_;  // scratch for check_reads
 };
+
+// The input sweep propagate_device left to the phase that gets options `o` (seeded_options): one
+// not finished yet, else nullptr.
+template <class G, class Options>
+input_sweep<G>* input_sweep_left_in(const Options& o) {
+  if constexpr (requires { o.input; })
+    return o.input && !o.input->finished() ? o.input : nullptr;
+  else
+    return nullptr;
+}
+
+// Whether the graph may have held copies before the pass: false only where a finished input
+// sweep counted none.
+template <class Options>
+bool may_hold_copies_before(const Options& o) {
+  if constexpr (requires { o.input; })
+    if (o.input && o.input->finished()) return o.input->before.copies() != 0;
+  return true;
+}
 
 }  // namespace devpass::propagation

@@ -8,7 +8,7 @@
 #pragma once
 
 #include <cassert>
-#include <type_traits>
+#include <tuple>
 
 #include "devpass/graph/copy_census.hpp"
 #include "devpass/graph/error.hpp"
@@ -32,26 +32,24 @@ namespace propagation {
 inline constexpr auto phases =
     pipeline::make_pipeline(tag_delegate_devices{}, place_method_inputs{}, executorch_copies{}, shared_copies{});
 
-}  // namespace propagation
-
-namespace propagation {
-// plan_takes_input_sweep below knows which phases precede executorch_copies.
-static_assert(
-    std::is_same_v<std::remove_const_t<decltype(phases)>,
-                   pipeline::pipeline_t<tag_delegate_devices, place_method_inputs, executorch_copies, shared_copies>>,
-    "the stock pipeline changed: revisit which of its phases precede executorch_copies");
-
-// Whether the stock pipeline's first phase to look at the graph in this run is the fused
-// executorch plan, which reads every node without changing anything: the input sweep is then
-// left to it. The phases before executorch_copies are inactive (copies enabled, method inputs
-// not placed) and it plans.
-template <class Policy, class Options, class Instrumentation>
-bool plan_takes_input_sweep(const Options& o, const Instrumentation& instrumentation) {
-  if constexpr (executorch_copies::compiled_in<Policy>)
-    return executorch_copies{}.active(o) && !tag_delegate_devices{}.active(o) && !place_method_inputs{}.active(o) &&
-           executorch_copies::plans<Policy>(o, instrumentation);
-  else
-    return false;
+// Whether the first phase these options run takes the input sweep (input_sweep.hpp): it reads
+// every node before it changes any, visits each for the sweep and finishes it first.
+template <class Policy>
+bool first_phase_takes_input_sweep(const propagate_options& o) {
+  bool found = false, takes = false;
+  std::apply(
+      [&](const auto&... phase) {
+        const auto look = [&]<class Phase>(const Phase& p) {
+          if constexpr (Phase::template compiled_in<Policy>) {
+            if (found || !pipeline::phase_active(p, o)) return;
+            found = true;
+            takes = requires { Phase::takes_input_sweep; };
+          }
+        };
+        (look(phase), ...);
+      },
+      phases.phases);
+  return takes;
 }
 
 // Device propagation with a compile-time Policy; Options is propagate_options or traced_options.
@@ -68,21 +66,15 @@ propagate_stats run(G& g, const Options& options, Instrumentation& instrumentati
   // before the pass (a second sweep would read every vertex again) and gathers the seed of the
   // rewrite states the phases make nodes with (devpass::graph: its ids' suffixes, which its id
   // allocator would otherwise read every node again for;
-  // docs/performance.md#what-each-design-choice-saves). When the fused executorch plan is the first
-  // phase to look at the graph, it makes this sweep as it plans (input_sweep.hpp).
+  // docs/performance.md#what-each-design-choice-saves). The first phase makes it as it reads the
+  // graph when it takes it (the fused executorch plan), else it is made here.
   propagate_stats stats;
   input_sweep<G> input(options.enable_non_cpu_memory_planning);
-  const bool left_to_plan = plan_takes_input_sweep<Policy>(options, instrumentation);
-  if (!left_to_plan) input.finish(g);
-  seeded_options<Options, G> effective{options, &input};
-  // The devpass insertion never makes a round trip: it copies a device value straight to where it
-  // is read (a d2d between devices), and only host readers get a d2h. So on a graph with no copy
-  // in it there is nothing to elide, and the elision sweep is skipped. Tested:
-  // tests/test_propagate_properties.cpp runs the elision table after such runs.
-  if (effective.policy == copy_policy::devpass && input.before.copies() == 0) effective.elide = false;
+  if (!first_phase_takes_input_sweep<Policy>(options)) input.finish(g);
+  const seeded_options<Options, G> effective{options, &input};
   // What the phases report added up: the copies they made and the nodes they removed.
   const phase_result done = phases.template run<Policy, phase_result>(g, effective, instrumentation);
-  assert(input.finished());  // by the run or, left to it, by the plan's phase, before any change
+  assert(input.finished());  // here or by the first phase, before any change
   stats.before = input.before;
   // A pass that removed no node holds what it had plus the copies it made, counted as they were
   // made: no second sweep over the graph (tested against count_copies on every property run).
