@@ -163,7 +163,11 @@ struct graph_model<graph> {
   static vertex add_copy(graph& g, Ids& ids, const copy_request& r) {
     // Named after the use it feeds (its consumer), or after the value it copies (its producer).
     const vertex base = r.naming == copy_naming::after_use ? r.site.consumer : r.source.producer;
-    std::string id = ids.make_derived(base, detail::copy_id(g[base].id, r));
+    return add_copy_named(g, ids.make_derived(base, detail::copy_id(g[base].id, r)), r);
+  }
+  // The copy itself, once its id is chosen: one function for both kinds of Ids (compiled once in
+  // a TU that makes copies both ways, as device propagation does).
+  static vertex add_copy_named(graph& g, std::string id, const copy_request& r) {
     tensor_spec spec = g[r.source.producer].outputs.at(r.source.output);  // before the vertex moves
     spec.device = r.kind == op_kind::d2h_copy ? cpu_device : r.side;
     spec.mem_id.reset();

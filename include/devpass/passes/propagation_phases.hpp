@@ -13,6 +13,7 @@
 //                         inputs and outputs tagged with the delegate's device
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -85,21 +86,29 @@ inline constexpr auto executorch_copies_in = satisfies(
     },
     x, d);
 
-// ExecuTorch refuses skip_h2d for a method input that more than one node reads. `readers` in
-// file order (uses() sorts them). Out of line: the message is built once, not in every rule.
+// ExecuTorch refuses skip_h2d for a method input that more than one node reads. The message
+// names its readers in file order, each once per slot that reads it. Out of line: the message is
+// built once, not in every rule.
 template <class G>
-[[noreturn, gnu::cold, gnu::noinline]] void refuse_shared_method_input(const G& g, value_ref input,
-                                                                       const std::vector<use>& readers) {
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_shared_method_input(const G& g, value_ref input) {
+  std::vector<std::uint32_t> reads(boost::num_vertices(g));  // per node: how many of its slots read the input
+  for_each_use(g, input, [&](use u) { ++reads[u.consumer]; });
   std::string problem = "skip_h2d_for_method_inputs needs a method input with one consumer (ExecuTorch), this one has ";
-  for (std::size_t i = 0; i < readers.size(); ++i)
-    problem.append(i ? ", '" : "'").append(display_name(g, readers[i].consumer)).append("'");
+  bool first = true;
+  for (vertex v = 0; v < reads.size(); ++v)
+    for (std::uint32_t k = 0; k < reads[v]; ++k, first = false)
+      problem.append(first ? "'" : ", '").append(display_name(g, v)).append("'");
   throw graph_error("", display_name(g, input.producer), "consumers", std::move(problem));
 }
 
 inline void place_input(const auto& ctx, value_ref input, value_ref consumer) {
   if (ctx.options.policy == copy_policy::executorch) {
-    const std::vector<use> readers = uses(ctx.g, input);  // ordered by consumer: one consumer iff front == back
-    if (readers.front().consumer != readers.back().consumer) refuse_shared_method_input(ctx.g, input, readers);
+    // Whether another node reads it too: one loop over its uses, not uses()'s sorted list, whose
+    // sort every TU that runs the pass would compile for a yes-or-no answer
+    // (docs/performance.md#compile-time).
+    bool shared = false;
+    for_each_use(ctx.g, input, [&](use u) { shared = shared || u.consumer != consumer.producer; });
+    if (shared) refuse_shared_method_input(ctx.g, input);
   }
   const device where = device_of(ctx.g, consumer);
   mark_device(ctx.g, input, where);
