@@ -114,32 +114,33 @@ inline bool is_number_one(std::string_view text) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   return error == std::errc{} && end == text.data() + text.size() && value == 1.0;
 }
+// Whether an attribute's text is the JSON string "none".
+inline bool is_none(std::string_view text) { return pattern::detail::attr_text_is(text, "none"); }
+
+// Guard Name: a's node has no attribute Key, or one whose text Accepts.
+template <fixed_string Name, fixed_string Key, bool (*Accepts)(std::string_view), class A>
+constexpr auto absent_or(A) {
+  return make_guard<Name, A>([](const auto& ctx, value_ref a) {
+    if constexpr (!model_requirements::attr<pattern::detail::graph_of<decltype(ctx)>>) {
+      return true;
+    } else {
+      const std::optional<std::string_view> text = node_attr(ctx.g, a.producer, Key.view());
+      return !text || Accepts(*text);
+    }
+  });
+}
 }  // namespace detail
 
 // a's node has no `alpha` attribute, or alpha 1.
 template <class A>
-constexpr auto adds_unscaled(A) {
-  return make_guard<"adds_unscaled", A>([](const auto& ctx, value_ref a) {
-    if constexpr (!model_requirements::attr<pattern::detail::graph_of<decltype(ctx)>>) {
-      return true;
-    } else {
-      const std::optional<std::string_view> alpha = node_attr(ctx.g, a.producer, "alpha");
-      return !alpha || detail::is_number_one(*alpha);
-    }
-  });
+constexpr auto adds_unscaled(A a) {
+  return detail::absent_or<"adds_unscaled", "alpha", detail::is_number_one>(a);
 }
 
 // r's node has no `approximate` attribute, or approximate "none".
 template <class R>
-constexpr auto exact_gelu(R) {
-  return make_guard<"exact_gelu", R>([](const auto& ctx, value_ref r) {
-    if constexpr (!model_requirements::attr<pattern::detail::graph_of<decltype(ctx)>>) {
-      return true;
-    } else {
-      const std::optional<std::string_view> approximate = node_attr(ctx.g, r.producer, "approximate");
-      return !approximate || pattern::detail::attr_text_is(*approximate, "none");
-    }
-  });
+constexpr auto exact_gelu(R r) {
+  return detail::absent_or<"exact_gelu", "approximate", detail::is_none>(r);
 }
 
 inline constexpr auto x = "x"_c;
