@@ -102,8 +102,11 @@ struct rewire_t : action_base<rewire_t<From, To>> {
   template <class Ctx, class Set>
   void apply(Ctx& ctx, const Set& caps) const {
     const value_ref from = caps.get(From{}), to = caps.get(To{});
-    ctx.touch_uses(from);
-    replace_uses(ctx.g, from, to);
+    // The uses it moves are touched as it finds them: one walk of from's out-edges, not two.
+    replace_uses_if(ctx.g, from, to, [&](use u) {
+      ctx.touch(u.consumer);
+      return false;
+    });
     ctx.touch(to.producer);
     ctx.touch(from.producer);
   }

@@ -15,8 +15,8 @@
 // grows linearly with the number of rules (docs/performance.md). The sweep itself is one function
 // per graph model (detail::sweep), shared by every table, which hands it its visit. When every
 // root of the table tests its node's op, the sweep passes the nodes none of them admits without
-// a visit, counting the tries the rules would have made there (root_filter.hpp); a context with
-// a trace set visits every node.
+// a visit, counting the tries the rules would have made there (root_filter.hpp), and so are the
+// touched nodes none admits; a context with a trace set visits every node.
 // Termination: a shrinking rule removes a node each time; every other rule may be applied at most
 // `bound` times in all (default: 4 * (nodes + edges) + 64 of the input graph). Reaching the bound
 // throws rewrite_error naming the rule (by its place in the table; as written from a context
@@ -293,7 +293,7 @@ namespace detail {
 // The sweep covers the nodes there at the start in vertex order, those in [first, end) when a
 // fused path hands the graph over (apply_options). The nodes the table's root filter does not
 // admit (root_filter.hpp) it passes in a loop of its own, with no visit, adding their tries to
-// `tries`. Returns true when it met an erased node.
+// `tries`; a touched node it does not admit is passed the same way. Returns true when it met an erased node.
 template <class G>
 bool sweep(G& g, std::vector<vertex>& revisit, bool (*visit)(void*, vertex), void* table_state,
            const root_filter<G>& filter, std::size_t& tries, vertex first, vertex end) {
@@ -327,8 +327,16 @@ bool sweep(G& g, std::vector<vertex>& revisit, bool (*visit)(void*, vertex), voi
       continue;
     }
     settle(at);
-    // The touched nodes are visited now, while they are in cache, not after the whole sweep.
-    for (std::size_t next = 0; next < soon.size(); ++next) settle(soon[next]);
+    // The touched nodes are visited now, while they are in cache, not after the whole sweep;
+    // those no root admits are passed as the sweep passes them.
+    for (std::size_t next = 0; next < soon.size(); ++next) {
+      const vertex touched = soon[next];
+      if (filter.active() && filter.skip(g, touched, touched + 1, tries) != touched) {
+        on_soon[touched] = 0;
+        continue;
+      }
+      settle(touched);
+    }
     soon.clear();
   }
   return tombstones;
