@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "devpass/graph/verify.hpp"
 #include "devpass/passes/propagate_device.hpp"
@@ -443,6 +444,54 @@ TEST_CASE("propagate/preconditions: edges that do not fill the slots (boost::add
   CHECK(verify_propagation_input(ok).ok());
   propagate_device(ok, {});
   CHECK_COPIES(ok, 2, 1, 0);
+}
+
+TEST_CASE("propagate/preconditions: a node of more than 64 slots is checked slot by slot, naming node and slot") {
+  // A concatenation of 70 inputs: each slot fed once passes; a slot fed twice or beyond the arity is refused.
+  const auto concat_of_70 = [] {
+    graph_builder b;
+    std::vector<std::string> parts;
+    for (int i = 0; i < 70; ++i) {
+      parts.push_back("x" + std::to_string(i));
+      b.input(parts.back(), {2});
+    }
+    return b.delegate("cat", "cuda:0", "cat", parts, {{140}}).output({"cat"}).build();
+  };
+  graph ok = concat_of_70();
+  CHECK(verify_propagation_input(ok).ok());
+  // The in-edge that feeds slot `from` made to feed slot `to`.
+  const auto moved_slot = [&](std::uint32_t from, std::uint32_t to) {
+    graph g = concat_of_70();
+    for (const auto e : boost::make_iterator_range(boost::in_edges(*find_node(g, "cat"), g)))
+      if (g[e].slot == from) g[e].slot = to;
+    return g;
+  };
+  const graph twice = moved_slot(3, 66);
+  const verify_report twice_report = verify_propagation_input(twice);
+  REQUIRE_FALSE(twice_report.ok());
+  CHECK(twice_report.problems.front().node() == "cat");
+  CHECK(twice_report.problems.front().field() == "inputs");
+  CHECK(twice_report.problems.front().problem().starts_with("two in-edges feed slot 66;"));
+  const graph beyond = moved_slot(69, 70);
+  const verify_report beyond_report = verify_propagation_input(beyond);
+  REQUIRE_FALSE(beyond_report.ok());
+  CHECK(beyond_report.problems.front().problem().starts_with("an in-edge feeds slot 70, beyond the arity 70;"));
+  graph refused = moved_slot(3, 66);
+  CHECK_THROWS_WITH_AS(propagate_device(refused, {}),
+                       doctest::Contains("node 'cat': inputs: two in-edges feed slot 66"), graph_error);
+  CHECK_SAME_GRAPH(refused, twice);
+  // The same check under 64 slots: a binary delegate's second edge given slot 5.
+  graph binary = graph_builder{}
+                     .input("x", {2, 2})
+                     .input("y", {2, 2})
+                     .delegate("a", "cuda:0", "add", {"x", "y"})
+                     .output({"a"})
+                     .build();
+  for (const auto e : boost::make_iterator_range(boost::in_edges(*find_node(binary, "a"), binary)))
+    if (binary[e].slot == 1) binary[e].slot = 5;
+  const verify_report binary_report = verify_propagation_input(binary);
+  REQUIRE_FALSE(binary_report.ok());
+  CHECK(binary_report.problems.front().problem().starts_with("an in-edge feeds slot 5, beyond the arity 2;"));
 }
 
 TEST_CASE("propagate: a constant that already lives on the device is read directly, both policies") {

@@ -80,7 +80,7 @@ template <class G>
 // A value whose producer fixes where it lives (a delegate, a call, a copy) must not be marked
 // elsewhere by its spec: one problem per such output.
 template <class G>
-void check_produced_devices(verify_report& r, const G& g, vertex v) {
+[[gnu::always_inline]] inline void check_produced_devices(verify_report& r, const G& g, vertex v) {
   const op_kind op = role_of(g, v);
   const auto produced = produces_on(op, node_device(g, v));
   if (!produced) return;
@@ -127,12 +127,34 @@ void check_reads(verify_report& r, const G& g, vertex v,
          "; make edges with devpass::connect(g, value, consumer, slot), which sets the slot and "
          "the arity (boost::add_edge sets neither)";
 }
+// Whether node v's in-edges, as many as its `arity` slots, feed each slot once; else reports the
+// first that does not. Nodes of more than 64 slots (concatenations): a flag per slot.
 template <class G>
-void check_slots(verify_report& r, const G& g, vertex v) {
+[[gnu::noinline]] void check_wide_slots(verify_report& r, const G& g, vertex v, std::uint32_t arity) {
+  std::vector<bool> seen(arity, false);
+  for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
+    const std::uint32_t slot = edge_slot(g, e);
+    if (slot >= arity || seen[slot]) [[unlikely]] {
+      r.add(display_name(g, v), "inputs", slots_problem(arity, arity, slot, slot >= arity));
+      return;
+    }
+    seen[slot] = true;
+  }
+}
+// A problem of node v's slots, reported out of line: the check of every good node stays small
+// enough to inline into the sweep that makes it (a call with a frame of its own cost it a fifth
+// of its instructions).
+template <class G>
+[[gnu::cold, gnu::noinline]] void report_slots_problem(verify_report& r, const G& g, vertex v, std::size_t in_edges,
+                                                       std::uint32_t arity, std::uint32_t bad_slot, bool beyond) {
+  r.add(display_name(g, v), "inputs", slots_problem(in_edges, arity, bad_slot, beyond));
+}
+template <class G>
+[[gnu::always_inline]] inline void check_slots(verify_report& r, const G& g, vertex v) {
   const std::uint32_t arity = arity_of(g, v);
   const std::size_t in_edges = boost::in_degree(v, g);
   if (in_edges != arity) [[unlikely]] {
-    r.add(display_name(g, v), "inputs", slots_problem(in_edges, arity, 0, false));
+    report_slots_problem(r, g, v, in_edges, arity, 0, false);
     return;
   }
   // One edge into one slot: its slot is not read. The edge and its slot lie apart from the node
@@ -142,28 +164,19 @@ void check_slots(verify_report& r, const G& g, vertex v) {
   // find. Two or more slots: each edge's slot is read, as a duplicate slot 0 is what add_edge
   // leaves.
   if (arity < 2) return;
+  if (arity > 64) [[unlikely]] {
+    check_wide_slots(r, g, v, arity);
+    return;
+  }
   // As many edges as slots: each slot fed once iff no slot is beyond the arity or fed twice.
-  std::uint64_t seen_small = 0;  // slots below 64; wider nodes (concatenations) use a vector
-  std::vector<bool> seen_wide;
-  if (arity > 64) seen_wide.assign(arity, false);
+  std::uint64_t seen = 0;
   for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
     const std::uint32_t slot = edge_slot(g, e);
-    bool twice = false;
-    if (slot >= arity) [[unlikely]] {
-      r.add(display_name(g, v), "inputs", slots_problem(in_edges, arity, slot, true));
+    if (slot >= arity || ((seen >> slot) & 1u)) [[unlikely]] {
+      report_slots_problem(r, g, v, in_edges, arity, slot, slot >= arity);
       return;
     }
-    if (arity <= 64) {
-      twice = (seen_small >> slot) & 1u;
-      seen_small |= std::uint64_t{1} << slot;
-    } else {
-      twice = seen_wide[slot];
-      seen_wide[slot] = true;
-    }
-    if (twice) [[unlikely]] {
-      r.add(display_name(g, v), "inputs", slots_problem(in_edges, arity, slot, false));
-      return;
-    }
+    seen |= std::uint64_t{1} << slot;
   }
 }
 
