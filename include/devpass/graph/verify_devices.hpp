@@ -183,8 +183,8 @@ template <class G>
 // verify_propagation_input's checks of one live node v (propagate_device runs them in the sweep
 // that also counts the copies).
 template <class G>
-void check_propagation_input(verify_report& r, const G& g, vertex v,
-                             std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
+[[gnu::always_inline]] inline void check_propagation_input(
+    verify_report& r, const G& g, vertex v, std::vector<std::pair<std::uint32_t, std::string>>& bad_reads) {
   check_slots(r, g, v);
   check_produced_devices(r, g, v);
   if (const op_kind op = role_of(g, v); op == op_kind::d2h_copy || op == op_kind::d2d_copy)
