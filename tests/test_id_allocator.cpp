@@ -33,6 +33,15 @@ TEST_CASE("id_allocator: generated ids never collide with existing '@' ids") {
   CHECK(ids.make("y@d2h") == "y@d2h");
 }
 
+TEST_CASE("id_suffixes: an id's suffix group starts at its last '@'") {
+  CHECK(id_suffixes::suffix_of("conv1").empty());
+  CHECK(id_suffixes::suffix_of("").empty());
+  CHECK(id_suffixes::suffix_of("x@d2h") == "@d2h");
+  CHECK(id_suffixes::suffix_of("x@h2d[cuda:0]@d2h") == "@d2h");
+  CHECK(id_suffixes::suffix_of("@h2d") == "@h2d");
+  CHECK(id_suffixes::suffix_of("x@") == "@");
+}
+
 TEST_CASE("id_allocator: existing ids are checked by suffix group, issued ids always") {
   graph g;
   // Existing '@' ids of two suffixes, as an earlier pass leaves them.
