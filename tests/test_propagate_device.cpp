@@ -402,6 +402,23 @@ TEST_CASE("propagate: options that select phases the compile-time policy compile
   static_assert(options_for<policy_from_options>().policy == copy_policy::devpass);
 }
 
+namespace {
+// A cuda:0 delegate `a` adding method inputs x and y, made with connect.
+graph add_of_two_inputs() {
+  return graph_builder{}
+      .input("x", {2, 2})
+      .input("y", {2, 2})
+      .delegate("a", "cuda:0", "add", {"x", "y"})
+      .output({"a"})
+      .build();
+}
+// The in-edge that feeds slot `from` of node `consumer` made to feed slot `to`.
+void move_slot(graph& g, std::string_view consumer, std::uint32_t from, std::uint32_t to) {
+  for (const auto e : boost::make_iterator_range(boost::in_edges(*find_node(g, consumer), g)))
+    if (g[e].slot == from) g[e].slot = to;
+}
+}  // namespace
+
 TEST_CASE("propagate/preconditions: edges that do not fill the slots (boost::add_edge) are refused, naming node") {
   for (const auto policy : {copy_policy::executorch, copy_policy::devpass}) {
     CAPTURE(policy == copy_policy::devpass);
@@ -435,12 +452,7 @@ TEST_CASE("propagate/preconditions: edges that do not fill the slots (boost::add
   CHECK_THROWS_WITH_AS(propagate_device(g, {}), doctest::Contains("node 'a': inputs: two in-edges feed slot 0"),
                        graph_error);
   // Made with connect, the same graph propagates.
-  graph ok = graph_builder{}
-                 .input("x", {2, 2})
-                 .input("y", {2, 2})
-                 .delegate("a", "cuda:0", "add", {"x", "y"})
-                 .output({"a"})
-                 .build();
+  graph ok = add_of_two_inputs();
   CHECK(verify_propagation_input(ok).ok());
   propagate_device(ok, {});
   CHECK_COPIES(ok, 2, 1, 0);
@@ -459,11 +471,9 @@ TEST_CASE("propagate/preconditions: a node of more than 64 slots is checked slot
   };
   graph ok = concat_of_70();
   CHECK(verify_propagation_input(ok).ok());
-  // The in-edge that feeds slot `from` made to feed slot `to`.
   const auto moved_slot = [&](std::uint32_t from, std::uint32_t to) {
     graph g = concat_of_70();
-    for (const auto e : boost::make_iterator_range(boost::in_edges(*find_node(g, "cat"), g)))
-      if (g[e].slot == from) g[e].slot = to;
+    move_slot(g, "cat", from, to);
     return g;
   };
   const graph twice = moved_slot(3, 66);
@@ -481,14 +491,8 @@ TEST_CASE("propagate/preconditions: a node of more than 64 slots is checked slot
                        doctest::Contains("node 'cat': inputs: two in-edges feed slot 66"), graph_error);
   CHECK_SAME_GRAPH(refused, twice);
   // The same check under 64 slots: a binary delegate's second edge given slot 5.
-  graph binary = graph_builder{}
-                     .input("x", {2, 2})
-                     .input("y", {2, 2})
-                     .delegate("a", "cuda:0", "add", {"x", "y"})
-                     .output({"a"})
-                     .build();
-  for (const auto e : boost::make_iterator_range(boost::in_edges(*find_node(binary, "a"), binary)))
-    if (binary[e].slot == 1) binary[e].slot = 5;
+  graph binary = add_of_two_inputs();
+  move_slot(binary, "a", 1, 5);
   const verify_report binary_report = verify_propagation_input(binary);
   REQUIRE_FALSE(binary_report.ok());
   CHECK(binary_report.problems.front().problem().starts_with("an in-edge feeds slot 5, beyond the arity 2;"));

@@ -127,6 +127,14 @@ void check_reads(verify_report& r, const G& g, vertex v,
          "; make edges with devpass::connect(g, value, consumer, slot), which sets the slot and "
          "the arity (boost::add_edge sets neither)";
 }
+// A problem of node v's slots, reported out of line: the check of every good node stays small
+// enough to inline into the sweep that makes it (a call with a frame of its own cost it a fifth
+// of its instructions).
+template <class G>
+[[gnu::cold, gnu::noinline]] void report_slots_problem(verify_report& r, const G& g, vertex v, std::size_t in_edges,
+                                                       std::uint32_t arity, std::uint32_t bad_slot, bool beyond) {
+  r.add(display_name(g, v), "inputs", slots_problem(in_edges, arity, bad_slot, beyond));
+}
 // Whether node v's in-edges, as many as its `arity` slots, feed each slot once; else reports the
 // first that does not. Nodes of more than 64 slots (concatenations): a flag per slot.
 template <class G>
@@ -135,19 +143,11 @@ template <class G>
   for (const auto e : boost::make_iterator_range(boost::in_edges(v, g))) {
     const std::uint32_t slot = edge_slot(g, e);
     if (slot >= arity || seen[slot]) [[unlikely]] {
-      r.add(display_name(g, v), "inputs", slots_problem(arity, arity, slot, slot >= arity));
+      report_slots_problem(r, g, v, arity, arity, slot, slot >= arity);
       return;
     }
     seen[slot] = true;
   }
-}
-// A problem of node v's slots, reported out of line: the check of every good node stays small
-// enough to inline into the sweep that makes it (a call with a frame of its own cost it a fifth
-// of its instructions).
-template <class G>
-[[gnu::cold, gnu::noinline]] void report_slots_problem(verify_report& r, const G& g, vertex v, std::size_t in_edges,
-                                                       std::uint32_t arity, std::uint32_t bad_slot, bool beyond) {
-  r.add(display_name(g, v), "inputs", slots_problem(in_edges, arity, bad_slot, beyond));
 }
 template <class G>
 [[gnu::always_inline]] inline void check_slots(verify_report& r, const G& g, vertex v) {

@@ -331,7 +331,7 @@ bool sweep(G& g, std::vector<vertex>& revisit, bool (*visit)(void*, vertex), voi
     // those no root admits are passed as the sweep passes them.
     for (std::size_t next = 0; next < soon.size(); ++next) {
       const vertex touched = soon[next];
-      if (filter.active() && filter.skip(g, touched, touched + 1, tries) != touched) {
+      if (filter.active() && !is_erased(g, touched) && filter.passes(g, touched, tries)) {
         on_soon[touched] = 0;
         continue;
       }

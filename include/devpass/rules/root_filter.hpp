@@ -130,6 +130,9 @@ class root_filter {
         return pass<false>(g, v, end, tries, [&, op = ops_[0]](vertex u) { return graph_model<G>::op(g, u) == op; });
     return pass<false>(g, v, end, tries, [&](vertex u) { return admits(g, u); });
   }
+  // Whether node v (not erased) is one the table's roots cannot match: then the tries the rules
+  // would have counted there are added to `tries`, as skip() adds them.
+  bool passes(const G& g, vertex v, std::size_t& tries) const { return skip(g, v, v + 1, tries) != v; }
   // Whether some root may match at node v (not erased).
   [[nodiscard]] bool admits(const G& g, vertex v) const {
     if (roles_ != 0 && (roles_ >> static_cast<unsigned>(role_of(g, v)) & 1u)) return true;
