@@ -176,3 +176,40 @@ TEST_CASE("node layout: the same cuts wherever the blocks of text end") {
   }
   CHECK(streams(json, 0));
 }
+
+TEST_CASE("node layout: 64-byte chunks cut where the scan a byte at a time cuts") {
+  // A long array whose strings hold brackets, commas and quotes, plain or escaped, at every offset
+  // from a chunk's start: blocks of fewer than 64 bytes are scanned a byte at a time, whole blocks
+  // 64 bytes at a time where no backslash is.
+  std::string nodes = input_x;
+  for (int k = 0; k < 400; ++k) {
+    const std::string pad(static_cast<std::size_t>(k % 71), 'a');
+    // Every third id ends in an escaped quote after brackets and a comma.
+    const std::string id = "n" + std::to_string(k) + pad + (k % 3 == 0 ? "[,{]}\\\"" : "");
+    nodes += R"(,{"id":")" + id + R"(","op":"call","kernel":")" + (k % 2 ? "k],[{" : "k") +
+             R"(","inputs":["x"],"attrs":{"a":[1,[2,{"b":","}]]},"outputs":[{"dtype":"float32","shape":[2,2]}]})";
+  }
+  nodes += R"(,{"id":"out","op":"output","inputs":["x"]})";
+  const std::string json = doc(nodes);
+  for (const std::size_t batch : {std::size_t{0}, std::size_t{100}, std::size_t{1000}, std::size_t{1} << 20}) {
+    CAPTURE(batch);
+    detail::memory_source whole(json);
+    const auto chunked = detail::scan_node_layout(whole, batch);
+    REQUIRE(chunked);
+    CHECK(chunked->count == 402);
+    for (const std::size_t block : {1u, 7u, 63u, 64u, 100u, 4096u}) {
+      CAPTURE(block);
+      detail::memory_source source(json);
+      const auto layout = detail::scan_node_layout(source, batch, block);
+      REQUIRE(layout);
+      CHECK(layout->nodes_open == chunked->nodes_open);
+      CHECK(layout->count == chunked->count);
+      CHECK(layout->ends == chunked->ends);
+    }
+  }
+  CHECK(streams(json, 0));
+  CHECK(streams(json, 1000));
+  // Text after the array that is not the closing brace: refused by either way of scanning.
+  detail::memory_source trailing(json + "]");
+  CHECK_FALSE(detail::scan_node_layout(trailing, 0));
+}
