@@ -213,3 +213,32 @@ TEST_CASE("node layout: 64-byte chunks cut where the scan a byte at a time cuts"
   detail::memory_source trailing(json + "]");
   CHECK_FALSE(detail::scan_node_layout(trailing, 0));
 }
+
+TEST_CASE("streaming reader: ids hashed ahead of their nodes find every duplicate and reference") {
+  // Each node's id is hashed a few nodes early (json_graph_reader's look_ahead): a duplicate right
+  // after its first, one far past the look-ahead, and references back, in batches of every size.
+  const auto call = [](const std::string& id, const std::string& input) {
+    return R"(,{"id":")" + id + R"(","op":"call","kernel":"k","inputs":[")" + input +
+           R"("],"outputs":[{"dtype":"float32","shape":[2,2]}]})";
+  };
+  std::string nodes = input_x;
+  for (int k = 0; k < 200; ++k) nodes += call("c" + std::to_string(k), k == 0 ? "x" : "c" + std::to_string(k - 1));
+  const std::string good = doc(nodes + R"(,{"id":"out","op":"output","inputs":["c199"]})");
+  const std::string near = doc(nodes + call("c199", "x") + R"(,{"id":"out","op":"output","inputs":["c0"]})");
+  const std::string far = doc(nodes + call("c3", "x") + R"(,{"id":"out","op":"output","inputs":["c0"]})");
+  // Two id fields: read_node refuses the node; what was hashed ahead (the first) is not used.
+  const std::string two_ids =
+      doc(input_x + R"(,{"id":"a","id":"b","op":"call","kernel":"k","inputs":["x"],"outputs":[]})" +
+          R"(,{"id":"out","op":"output","inputs":["x"]})");
+  for (const std::size_t batch : {std::size_t{0}, std::size_t{300}, detail::stream_batch_bytes}) {
+    CAPTURE(batch);
+    CHECK(streams(good, batch));
+    graph g;
+    CHECK_FALSE(detail::read_graph_string_streaming(near, "t.json", g, batch));
+    CHECK_FALSE(detail::read_graph_string_streaming(far, "t.json", g, batch));
+    CHECK_FALSE(detail::read_graph_string_streaming(two_ids, "t.json", g, batch));
+  }
+  CHECK_FALSE(dom_accepts(near));
+  CHECK_FALSE(dom_accepts(far));
+  CHECK_FALSE(dom_accepts(two_ids));
+}

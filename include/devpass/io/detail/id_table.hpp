@@ -23,9 +23,15 @@ class id_table {
     slots_.assign(capacity, slot{});
     mask_ = capacity - 1;
   }
+  [[nodiscard]] static std::uint64_t hash(std::string_view id) { return std::hash<std::string_view>{}(id); }
+  // Starts loading the slot an id of hash `h` probes first. The table is far larger than the
+  // caches, so each insert's first probe is a miss: asked for a few nodes early, the misses
+  // overlap (a miss a node was three fifths of reading a node on a 1M-node file).
+  void prefetch(std::uint64_t h) const { __builtin_prefetch(&slots_[h & mask_]); }
   // The vertex already holding `id`, or nullopt after recording `v` for it.
-  std::optional<vertex> insert(const graph& g, std::string_view id, vertex v) {
-    const std::uint64_t h = std::hash<std::string_view>{}(id);
+  std::optional<vertex> insert(const graph& g, std::string_view id, vertex v) { return insert(g, id, v, hash(id)); }
+  // The same with hash(id) already computed.
+  std::optional<vertex> insert(const graph& g, std::string_view id, vertex v, std::uint64_t h) {
     for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
       slot& s = slots_[i];
       if (s.vertex_plus_one == 0) {
@@ -36,7 +42,7 @@ class id_table {
     }
   }
   [[nodiscard]] std::optional<vertex> find(const graph& g, std::string_view id) const {
-    const std::uint64_t h = std::hash<std::string_view>{}(id);
+    const std::uint64_t h = hash(id);
     for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
       const slot& s = slots_[i];
       if (s.vertex_plus_one == 0) return std::nullopt;

@@ -3,6 +3,7 @@
 // streaming path over batches of nodes (json_reader.hpp says how the two are chosen).
 #pragma once
 
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <deque>
@@ -163,9 +164,16 @@ class json_graph_reader : json_field_checks {
       text[length] = ']';
       simdjson::dom::array batch;
       if (parser.parse(text.data(), length + 1, false).get_array().get(batch)) return false;
+      // Each node's id is hashed and its table slot asked for `ahead` nodes early.
+      constexpr std::size_t ahead = 16;
+      std::array<hashed_id, 2 * ahead> hashed{};
+      auto next = batch.begin();
+      std::size_t looked = 0, read = 0;
+      for (; looked < ahead && next != batch.end(); ++next) hashed[looked++ % hashed.size()] = look_ahead(*next);
       for (const element item : batch) {
         if (v == layout->count) return false;
-        read_node(g, v++, item);
+        if (next != batch.end()) hashed[looked++ % hashed.size()] = look_ahead(*next), ++next;
+        read_node(g, v++, item, &hashed[read++ % hashed.size()]);
       }
       at = end;
     }
@@ -174,7 +182,24 @@ class json_graph_reader : json_field_checks {
     return true;
   }
 
-  void read_node(graph& g, vertex v, element item) {
+  // A batch element's id and its hash, found ahead of reading the element (look_ahead).
+  struct hashed_id {
+    std::string_view id;
+    std::uint64_t hash = 0;
+  };
+  // The id of a node about to be read, hashed, its id table slot asked for; nothing for an
+  // element read_node refuses (not an object, no string id), which read_node then words.
+  hashed_id look_ahead(element item) const {
+    simdjson::dom::object object;
+    std::string_view id;
+    if (item.get_object().get(object) || object.at_key("id").get_string().get(id)) return {};
+    const std::uint64_t h = id_table::hash(id);
+    ids_->prefetch(h);
+    return {id, h};
+  }
+
+  // Node v from `item`; `ahead`, when given, is what look_ahead found for it.
+  void read_node(graph& g, vertex v, element item, const hashed_id* ahead = nullptr) {
     const auto object = expect_object(item, "", {"nodes", v});
 
     // Collect the fields first so that every later message can name the node by its id.
@@ -209,7 +234,9 @@ class json_graph_reader : json_field_checks {
            "unknown field (expected id, op, device, resident, kernel, inputs, outputs, attrs)");
     if (ends_in_output_index(id_text))
       fail(id, "id", "an id cannot end in ':<digits>': references would read it as an output index");
-    if (const auto first = ids_->insert(g, id_text, v))
+    // The hash found ahead is the id's when it is the same text (the node has one id field).
+    const bool hashed = ahead && ahead->id.data() == id_text.data() && ahead->id.size() == id_text.size();
+    if (const auto first = hashed ? ids_->insert(g, id_text, v, ahead->hash) : ids_->insert(g, id_text, v))
       fail(id, "id", "duplicate id (also nodes[" + std::to_string(*first) + "])");
 
     if (!present[op_f]) fail(id, "op", "missing");
