@@ -335,10 +335,11 @@ class json_graph_reader : json_field_checks {
 
   // The streaming path: the edge of `p` now, unless an edge before it waits or it points forward.
   void add_input_now(graph& g, pending_input p) {
-    if (pending_.empty() && ids_->find(g, reference_id(p.ref))) {
-      connect(g, resolve(g, p), p.consumer, p.slot);
-      return;
-    }
+    if (pending_.empty())
+      if (const auto found = ids_->find(g, reference_id(p.ref))) {
+        connect(g, resolve(g, p, *found), p.consumer, p.slot);  // the id looked up once, not twice
+        return;
+      }
     p.ref = forward_refs_.emplace_back(p.ref);
     pending_.push_back(p);
   }
@@ -352,14 +353,19 @@ class json_graph_reader : json_field_checks {
     return ref;
   }
 
+  // The value `p` reads (its reference's id looked up), or the problem with it.
   value_ref resolve(const graph& g, const pending_input& p) const {
+    const auto found = ids_->find(g, reference_id(p.ref));
+    if (!found) fail(g[p.consumer].id, field_path{"inputs", p.slot}, "reference " + quoted(p.ref) + " names no node");
+    return resolve(g, p, *found);
+  }
+  // The same once the node its id names is known: `found`.
+  value_ref resolve(const graph& g, const pending_input& p, vertex found) const {
     const std::string_view id = reference_id(p.ref);
     const bool indexed = id.size() != p.ref.size();
     std::uint32_t output = 0;
-    const auto found = ids_->find(g, id);
     const field_path field{"inputs", p.slot};
-    if (!found) fail(g[p.consumer].id, field, "reference " + quoted(p.ref) + " names no node");
-    const node& producer = g[*found];
+    const node& producer = g[found];
     if (indexed) {
       const char* first = p.ref.data() + id.size() + 1;
       const char* last = p.ref.data() + p.ref.size();
@@ -372,7 +378,7 @@ class json_graph_reader : json_field_checks {
       fail(g[p.consumer].id, field,
            "reference " + quoted(p.ref) + " names node '" + producer.id + "', which has no outputs");
     }
-    return value_ref{*found, output};
+    return value_ref{found, output};
   }
 
   read_options options_;
