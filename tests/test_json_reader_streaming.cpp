@@ -210,7 +210,8 @@ TEST_CASE("node layout: 64-byte chunks cut where the scan a byte at a time cuts"
   CHECK(streams(json, 0));
   CHECK(streams(json, 1000));
   // Text after the array that is not the closing brace: refused by either way of scanning.
-  detail::memory_source trailing(json + "]");
+  const std::string with_trailing = json + "]";  // memory_source keeps a view: the text outlives it
+  detail::memory_source trailing(with_trailing);
   CHECK_FALSE(detail::scan_node_layout(trailing, 0));
 }
 
