@@ -92,12 +92,13 @@ TEST_CASE("graph API job by hand: the copies and marks propagate_device leaves o
     check_counts(stats.after, counts);
     CHECK(described(by_hand, boost::num_vertices(source)) == described(by_pass, boost::num_vertices(source)));
     // The copies' ids too: named as the pass names them.
-    std::vector<std::string> ids_by_pass, ids_by_hand;
-    for (const auto v : boost::make_iterator_range(boost::vertices(by_pass))) ids_by_pass.push_back(by_pass[v].id);
-    for (const auto v : boost::make_iterator_range(boost::vertices(by_hand))) ids_by_hand.push_back(by_hand[v].id);
-    std::sort(ids_by_pass.begin(), ids_by_pass.end());
-    std::sort(ids_by_hand.begin(), ids_by_hand.end());
-    CHECK(ids_by_hand == ids_by_pass);
+    const auto sorted_ids = [](const graph& g) {
+      std::vector<std::string> ids;
+      for (const auto v : boost::make_iterator_range(boost::vertices(g))) ids.push_back(g[v].id);
+      std::sort(ids.begin(), ids.end());
+      return ids;
+    };
+    CHECK(sorted_ids(by_hand) == sorted_ids(by_pass));
   });
 }
 
